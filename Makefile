@@ -1,0 +1,67 @@
+# EtherGM build, test, benchmark and demo targets. See README.md.
+SHELL := /bin/bash
+export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
+GO ?= go
+FUZZTIME ?= 15s
+RESULTS ?= results
+export RESULTS
+
+.PHONY: all build test lint fmt-check vet staticcheck unit fuzz bench demo deps wireshark-install clean-netns
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build ./...
+
+## test: everything CI runs (installs missing Debian packages first).
+test: deps fmt-check vet staticcheck build-check unit fuzz
+
+deps:
+	@scripts/deps.sh test
+
+fmt-check:
+	@echo "== gofmt"
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	@echo "== go vet"
+	$(GO) vet ./...
+
+staticcheck:
+	@echo "== staticcheck"
+	$(GO) tool staticcheck ./...
+
+build-check:
+	@echo "== build with CGO_ENABLED=0 (linux) and cross-build (darwin)"
+	CGO_ENABLED=0 $(GO) build ./...
+	CGO_ENABLED=0 GOOS=darwin $(GO) build ./...
+
+unit:
+	@echo "== unit and netns integration tests (-race)"
+	@scripts/gotest.sh
+
+fuzz:
+	@echo "== fuzz ($(FUZZTIME) per target)"
+	@for target in $$(scripts/fuzz-targets.sh); do \
+		pkg=$${target%%:*}; name=$${target##*:}; \
+		echo "fuzz $$pkg $$name"; \
+		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "$$pkg" || exit 1; \
+	done
+
+## bench: link, ports and baselines (UDP sockperf, TCP NetPIPE) between two netns hosts.
+bench:
+	@scripts/deps.sh bench
+	$(GO) run ./bench/cmd/egm-bench -results $(RESULTS)
+
+## demo: a netns cluster, a real transfer, printed results.
+demo:
+	@scripts/deps.sh demo
+	$(GO) run ./cmd/egm-demo
+
+wireshark-install:
+	@wire/wireshark/install.sh
+
+## clean-netns: remove namespaces and links left by killed test runs.
+clean-netns:
+	$(GO) run ./tests/netns/cmd/egm-clean
