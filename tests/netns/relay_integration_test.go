@@ -1,0 +1,263 @@
+//go:build linux
+
+package netns_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/bits"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/tests/netns/relay"
+	"github.com/mdlayher/packet"
+	"golang.org/x/sys/unix"
+)
+
+const etherGM = 0x88B5
+
+// listenGM opens an EtherGM packet socket on the host's eth0 with a large
+// receive buffer.
+func listenGM(t *testing.T, h *netns.Host) *packet.Conn {
+	t.Helper()
+	var c *packet.Conn
+	err := h.Do(func() error {
+		ifi, err := net.InterfaceByName("eth0")
+		if err != nil {
+			return err
+		}
+		c, err = packet.Listen(ifi, packet.Raw, etherGM, nil)
+		if err != nil {
+			return err
+		}
+		rc, err := c.SyscallConn()
+		if err != nil {
+			return err
+		}
+		return rc.Control(func(fd uintptr) {
+			unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// gmFrame is a frame from src to dst with seq at byte 14 and a payload
+// after byte 58.
+func gmFrame(dst, src net.HardwareAddr, seq uint32) []byte {
+	f := make([]byte, 200)
+	copy(f, dst)
+	copy(f[6:], src)
+	binary.BigEndian.PutUint16(f[12:], etherGM)
+	binary.BigEndian.PutUint32(f[14:], seq)
+	for i := 58; i < len(f); i++ {
+		f[i] = byte(i * 7)
+	}
+	return f
+}
+
+// sendRecv sends n frames from tx to rx and returns the frames received
+// until the line has been idle for a while.
+func sendRecv(t *testing.T, tx, rx *packet.Conn, from, to *netns.Host, n int) [][]byte {
+	t.Helper()
+	got := make(chan [][]byte)
+	go func() {
+		var frames [][]byte
+		buf := make([]byte, 2048)
+		for {
+			rx.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+			m, _, err := rx.ReadFrom(buf)
+			if err != nil {
+				got <- frames
+				return
+			}
+			frames = append(frames, append([]byte(nil), buf[:m]...))
+		}
+	}()
+	for i := range n {
+		f := gmFrame(to.MACs[0], from.MACs[0], uint32(i))
+		if _, err := tx.WriteTo(f, &packet.Addr{HardwareAddr: to.MACs[0]}); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 49 {
+			time.Sleep(time.Millisecond) // stay well within socket buffers
+		}
+	}
+	return <-got
+}
+
+// near reports whether got is want, give or take 1% (lost to the kernel's
+// queues on a busy machine).
+func near(got, want int) bool {
+	return got <= want && float64(got) >= 0.99*float64(want)
+}
+
+// checkRate checks that count/n is within 5 standard deviations of p.
+func checkRate(t *testing.T, what string, count uint64, n int, p float64) {
+	t.Helper()
+	got := float64(count) / float64(n)
+	if tol := 5 * math.Sqrt(p*(1-p)/float64(n)); math.Abs(got-p) > tol {
+		t.Errorf("%s rate %.3f, want %.3f ± %.3f", what, got, p, tol)
+	}
+}
+
+func TestIntegrationRelay(t *testing.T) {
+	t.Parallel()
+	c := netns.NewImpairedPair(t, relay.Config{
+		Seed:      1,
+		EtherType: etherGM,
+		AtoB:      relay.Impairment{Drop: 0.2},
+	})
+	r := c.Relay()
+	if r == nil || c.Switch == nil || c.Switch.Name != "relay" || len(c.Switch.Ifaces) != 2 {
+		t.Fatalf("relay %v, switch %+v", r, c.Switch)
+	}
+	h0, h1 := c.Hosts[0], c.Hosts[1]
+	tx, rx := listenGM(t, h0), listenGM(t, h1)
+	const n = 2000
+
+	// Drop: what arrives is exactly what the relay forwarded.
+	frames := sendRecv(t, tx, rx, h0, h1, n)
+	s := r.Stats(relay.AtoB)
+	checkRate(t, "drop", s.Dropped, n, 0.2)
+	if s.Received != n || !near(len(frames), int(s.Forwarded)) || s.Errors != 0 {
+		t.Errorf("drop: received %d frames, stats %+v", len(frames), s)
+	}
+
+	// Duplicate.
+	if err := r.SetImpairment(relay.AtoB, relay.Impairment{Duplicate: 0.25}); err != nil {
+		t.Fatal(err)
+	}
+	frames = sendRecv(t, tx, rx, h0, h1, n)
+	s2 := r.Stats(relay.AtoB)
+	dups := s2.Duplicated - s.Duplicated
+	checkRate(t, "duplicate", dups, n, 0.25)
+	seen := map[uint32]int{}
+	for _, f := range frames {
+		seen[binary.BigEndian.Uint32(f[14:])]++
+	}
+	var extra int
+	for _, k := range seen {
+		extra += k - 1
+	}
+	if !near(len(seen), n) || !near(n+extra, n+int(dups)) {
+		t.Errorf("duplicate: %d distinct of %d, %d extra copies, relay says %d", len(seen), n, extra, dups)
+	}
+
+	// Corrupt: every frame has exactly one flipped bit in the payload area.
+	if err := r.SetImpairment(relay.AtoB, relay.Impairment{Corrupt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	frames = sendRecv(t, tx, rx, h0, h1, 200)
+	if !near(len(frames), 200) {
+		t.Errorf("corrupt: %d frames, want 200", len(frames))
+	}
+	for _, f := range frames {
+		want := gmFrame(h1.MACs[0], h0.MACs[0], binary.BigEndian.Uint32(f[14:]))
+		var flipped, at int
+		for i := range min(len(f), len(want)) {
+			if d := bits.OnesCount8(f[i] ^ want[i]); d > 0 {
+				flipped, at = flipped+d, i
+			}
+		}
+		if flipped != 1 || at < relay.DefaultCorruptFrom || len(f) != len(want) {
+			t.Fatalf("corrupt: %d bits flipped, last at %d", flipped, at)
+		}
+	}
+
+	// The other direction and non-EtherGM traffic (ARP, ICMP) are untouched.
+	if err := r.SetImpairment(relay.AtoB, relay.Impairment{Drop: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h0.Ping(h1.Addrs[0], 5*time.Second); err != nil {
+		t.Errorf("ping through the relay: %v", err)
+	}
+	if b := r.Stats(relay.BtoA); b.Passed == 0 || b.Dropped != 0 {
+		t.Errorf("BtoA stats %+v", b)
+	}
+	frames = sendRecv(t, tx, rx, h0, h1, 10)
+	if len(frames) != 0 {
+		t.Errorf("Drop 1 let %d frames through", len(frames))
+	}
+}
+
+func TestIntegrationRelayDelay(t *testing.T) {
+	t.Parallel()
+	const delay = 20 * time.Millisecond
+	c := netns.NewImpairedPair(t, relay.Config{BtoA: relay.Impairment{Delay: delay}})
+	h0, h1 := c.Hosts[0], c.Hosts[1]
+	a, b := listenGM(t, h0), listenGM(t, h1)
+	f := gmFrame(h0.MACs[0], h1.MACs[0], 1)
+	start := time.Now()
+	if _, err := b.WriteTo(f, &packet.Addr{HardwareAddr: h0.MACs[0]}); err != nil {
+		t.Fatal(err)
+	}
+	a.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 2048)
+	n, _, err := a.ReadFrom(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < delay {
+		t.Errorf("frame arrived after %v, want >= %v", el, delay)
+	}
+	if !bytes.Equal(buf[:n], f) {
+		t.Error("frame changed")
+	}
+	// IPv4 through the relay with every frame delayed (offloads are off, so
+	// UDP checksums survive the copy).
+	if err := h1.Ping(h0.Addrs[0], 5*time.Second); err != nil {
+		t.Error(err)
+	}
+	udpThrough(t, h0, h1)
+}
+
+// udpThrough sends a UDP datagram from h0 to h1 and checks it arrives.
+func udpThrough(t *testing.T, h0, h1 *netns.Host) {
+	t.Helper()
+	var srv, cli *net.UDPConn
+	err := h1.Do(func() error {
+		var err error
+		srv, err = net.ListenUDP("udp4", &net.UDPAddr{IP: h1.Addrs[0].AsSlice(), Port: 9000})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	err = h0.Do(func() error {
+		var err error
+		cli, err = net.DialUDP("udp4", nil, &net.UDPAddr{IP: h1.Addrs[0].AsSlice(), Port: 9000})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	msg := bytes.Repeat([]byte("udp through relay "), 50)
+	buf := make([]byte, 2048)
+	for range 20 {
+		cli.Write(msg)
+		srv.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		n, _, err := srv.ReadFromUDP(buf)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf[:n], msg) {
+			t.Fatal("UDP payload changed")
+		}
+		return
+	}
+	t.Error("no UDP datagram through the relay")
+}
