@@ -6,7 +6,7 @@ FUZZTIME ?= 15s
 RESULTS ?= results
 export RESULTS
 
-.PHONY: all build test lint fmt-check vet staticcheck unit fuzz bench demo deps wireshark-install clean-netns
+.PHONY: all build test fmt-check vet staticcheck build-check unit fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
 
 all: build
 
@@ -46,7 +46,7 @@ fuzz:
 	@for target in $$(scripts/fuzz-targets.sh); do \
 		pkg=$${target%%:*}; name=$${target##*:}; \
 		echo "fuzz $$pkg $$name"; \
-		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "$$pkg" || exit 1; \
+		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s "$$pkg" || exit 1; \
 	done
 
 ## bench: link, ports and baselines (UDP sockperf, TCP NetPIPE) between two netns hosts.
@@ -59,9 +59,19 @@ demo:
 	@scripts/deps.sh demo
 	$(GO) run ./cmd/egm-demo
 
+## wireshark-install: copy the dissector into your Wireshark plugin folder.
 wireshark-install:
 	@wire/wireshark/install.sh
 
+## wireshark-screenshot: docs/img/wireshark.png, Wireshark under Xvfb on the example capture.
+wireshark-screenshot:
+	@scripts/deps.sh screenshot
+	tests/wireshark/screenshot.sh
+
+## wireshark-example: regenerate wire/wireshark/testdata/example.pcapng.
+wireshark-example:
+	ETHERGM_UPDATE_EXAMPLE=1 $(GO) test -count=1 -run TestDissectorSample ./tests/wireshark/
+
 ## clean-netns: remove namespaces and links left by killed test runs.
 clean-netns:
-	$(GO) run ./tests/netns/cmd/egm-clean
+	$(GO) run ./tests/netns/cmd/egm-netns-clean

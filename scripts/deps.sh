@@ -26,8 +26,8 @@ demo)
 screenshot)
 	need wireshark wireshark
 	need Xvfb xvfb
-	need xwd x11-apps
-	need convert imagemagick
+	need xdotool xdotool
+	need import imagemagick
 	;;
 *)
 	echo "deps.sh: unknown set '$1' (want test, bench, demo or screenshot)" >&2
