@@ -1,0 +1,262 @@
+// Command egm-demo is what `make demo` runs: it builds a small cluster of hosts
+// in network namespaces on this machine, moves real EtherGM frames between
+// them over AF_PACKET rings, prints what it measured, and removes everything
+// it made.
+//
+// It needs root (CAP_NET_ADMIN for the namespaces, CAP_NET_RAW for the
+// sockets).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/ethergm/ethergm/gm/link"
+	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/wire"
+)
+
+func main() {
+	var (
+		hosts  = flag.Int("hosts", 3, "hosts in the cluster (one switch)")
+		rounds = flag.Int("rounds", 20000, "ping-pong round trips")
+		dur    = flag.Duration("stream", 2*time.Second, "how long to stream full frames")
+	)
+	flag.Parse()
+	if err := run(*hosts, *rounds, *dur); err != nil {
+		fmt.Fprintln(os.Stderr, "egm-demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(nhosts, rounds int, streamFor time.Duration) error {
+	if nhosts < 2 {
+		return errors.New("-hosts must be at least 2")
+	}
+	if err := netns.Available(); err != nil {
+		return err
+	}
+	c, err := netns.NewCluster(netns.Options{Hosts: nhosts})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		c.Close()
+		fmt.Println("cleaned up: namespaces, links and processes removed")
+	}()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		c.Close()
+		os.Exit(130)
+	}()
+
+	fmt.Printf("EtherGM demo: %d hosts in network namespaces on one switch (a Linux bridge)\n", nhosts)
+	for _, h := range c.Hosts {
+		fmt.Printf("  %-6s netns %-22s %s %s\n", h.Name, h.NS, h.Ifaces[0], h.MACs[0])
+	}
+
+	a, b := c.Hosts[0], c.Hosts[len(c.Hosts)-1]
+	const port = 2
+	// SpinTime < 0: Wait sleeps in the kernel at once, so "blocking" below
+	// really measures a receiver woken by the kernel.
+	la, err := openIn(a, &link.Config{Ports: 1 << port, SpinTime: -1})
+	if err != nil {
+		return err
+	}
+	defer la.Close()
+	lb, err := openIn(b, &link.Config{Ports: 1 << port, SpinTime: -1, QdiscBypass: true})
+	if err != nil {
+		return err
+	}
+	defer lb.Close()
+	fmt.Printf("link mode: %s\n", la.Mode())
+
+	for _, mode := range []struct {
+		name string
+		wait bool
+	}{{"polling (busy-polled ring)", false}, {"blocking (asleep in the kernel)", true}} {
+		n := rounds
+		if mode.wait {
+			n = rounds / 10
+		}
+		rtts, err := pingPong(la, lb, port, n, mode.wait)
+		if err != nil {
+			return fmt.Errorf("ping-pong %s: %w", mode.name, err)
+		}
+		fmt.Printf("ping-pong %s -> %s, 64-byte payload, %d round trips, %s: p50 %.1f us, p99 %.1f us\n",
+			a.Name, b.Name, n, mode.name, pct(rtts, 50), pct(rtts, 99))
+	}
+
+	got, gbps, err := stream(lb, la, port, streamFor)
+	if err != nil {
+		return fmt.Errorf("stream: %w", err)
+	}
+	fmt.Printf("stream %s -> %s, full 1514-byte frames for %v: %d frames received, %.2f Gbit/s of Ethernet payload\n",
+		b.Name, a.Name, streamFor, got, gbps)
+	sa, sb := la.Stats(), lb.Stats()
+	fmt.Printf("counters %s: rx %d tx %d crc-errors %d kernel-drops %d; %s: rx %d tx %d crc-errors %d kernel-drops %d\n",
+		a.Name, sa.RxFrames, sa.TxFrames, sa.CRCErrors, sa.KernelDrops,
+		b.Name, sb.RxFrames, sb.TxFrames, sb.CRCErrors, sb.KernelDrops)
+	return nil
+}
+
+// openIn opens a link on the host's first interface from inside its namespace.
+func openIn(h *netns.Host, cfg *link.Config) (*link.Link, error) {
+	var l *link.Link
+	err := h.Do(func() error {
+		var err error
+		l, err = link.Open(h.Ifaces[0], cfg)
+		return err
+	})
+	return l, err
+}
+
+func mac6(l *link.Link) (m [6]byte) {
+	copy(m[:], l.HardwareAddr())
+	return m
+}
+
+// pingPong bounces a 64-byte frame between a and b n times and returns the
+// round trip times in microseconds. Each reply is checked against its request.
+func pingPong(a, b *link.Link, port uint8, n int, wait bool) ([]float64, error) {
+	payload := make([]byte, 64)
+	done := make(chan error, 1)
+	go func() { // the echo side
+		frames := make([][]byte, 16)
+		out := make([]byte, 0, 256)
+		for i := 0; i < n; {
+			k, err := recv(b, frames, wait)
+			if err != nil {
+				done <- err
+				return
+			}
+			for _, f := range frames[:k] {
+				h, err := wire.ParseFrame(f, wire.EtherType)
+				if err != nil {
+					done <- err
+					return
+				}
+				fields := wire.HeaderFields{Type: wire.TypeDatagram, TargetPort: port, SourcePort: port, Seq: h.Seq()}
+				out = wire.AppendFrame(out[:0], mac6(a), mac6(b), wire.EtherType, &fields, h.Payload())
+				if err := b.Send(out); err != nil {
+					done <- err
+					return
+				}
+				i++
+			}
+		}
+		done <- nil
+	}()
+
+	rtts := make([]float64, 0, n)
+	frames := make([][]byte, 16)
+	out := make([]byte, 0, 256)
+	for i := range n {
+		payload[0] = byte(i)
+		fields := wire.HeaderFields{Type: wire.TypeDatagram, TargetPort: port, SourcePort: port, Seq: uint32(i)}
+		out = wire.AppendFrame(out[:0], mac6(b), mac6(a), wire.EtherType, &fields, payload)
+		start := time.Now()
+		if err := a.Send(out); err != nil {
+			return nil, err
+		}
+		deadline := start.Add(2 * time.Second)
+		for got := false; !got; {
+			k, err := recv(a, frames, wait)
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range frames[:k] {
+				h, err := wire.ParseFrame(f, wire.EtherType)
+				if err == nil && h.Seq() == uint32(i) && len(h.Payload()) == len(payload) && h.Payload()[0] == byte(i) {
+					got = true
+				}
+			}
+			if !got && time.Now().After(deadline) {
+				return nil, fmt.Errorf("round trip %d: no reply within 2s", i)
+			}
+		}
+		rtts = append(rtts, float64(time.Since(start).Nanoseconds())/1e3)
+	}
+	return rtts, <-done
+}
+
+func recv(l *link.Link, frames [][]byte, wait bool) (int, error) {
+	if wait {
+		return l.Wait(frames, 100*time.Millisecond)
+	}
+	return l.Recv(frames), nil
+}
+
+// stream sends full frames from tx to rx for d and returns how many arrived
+// and the received Ethernet-payload goodput.
+func stream(tx, rx *link.Link, port uint8, d time.Duration) (uint64, float64, error) {
+	mtu := tx.MTU()
+	payload := make([]byte, mtu-wire.HeaderLen)
+	frameLen := wire.EthHeaderLen + wire.HeaderLen + len(payload)
+	stop := make(chan struct{})
+	var got, bytes uint64
+	done := make(chan error, 1)
+	go func() {
+		frames := make([][]byte, 64)
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			k, err := rx.Wait(frames, 20*time.Millisecond)
+			if err != nil {
+				done <- err
+				return
+			}
+			for _, f := range frames[:k] {
+				got++
+				bytes += uint64(len(f) - wire.EthHeaderLen)
+			}
+		}
+	}()
+
+	const batch = 32
+	bufs := make([][]byte, batch)
+	for i := range bufs {
+		bufs[i] = make([]byte, 0, frameLen)
+	}
+	start := time.Now()
+	var seq uint32
+	for time.Since(start) < d {
+		for i := range bufs {
+			fields := wire.HeaderFields{Type: wire.TypeDatagram, TargetPort: port, SourcePort: port, Seq: seq}
+			seq++
+			bufs[i] = wire.AppendFrame(bufs[i][:0], mac6(rx), mac6(tx), wire.EtherType, &fields, payload)
+		}
+		if _, err := tx.SendBatch(bufs); err != nil {
+			return 0, 0, err
+		}
+	}
+	elapsed := time.Since(start)
+	time.Sleep(50 * time.Millisecond) // let the last frames land
+	close(stop)
+	if err := <-done; err != nil {
+		return 0, 0, err
+	}
+	return got, float64(bytes) * 8 / elapsed.Seconds() / 1e9, nil
+}
+
+func pct(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	i := int(float64(len(s)-1) * p / 100)
+	return s[i]
+}

@@ -1,0 +1,194 @@
+package gm
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ethergm/ethergm/gm/link"
+)
+
+// Environment variables that configure a port when the Config field is
+// empty.
+const (
+	// EnvHost names this host (its line in the node map); default: the
+	// kernel host name.
+	EnvHost = "ETHERGM_HOST"
+	// EnvStateDir is the per-host state directory (port lock files, units
+	// file, default map file); default DefaultStateDir.
+	EnvStateDir = "ETHERGM_STATE_DIR"
+	// EnvMap is the node map file; default <state dir>/map.
+	EnvMap = "ETHERGM_MAP"
+	// EnvUnit selects the unit when Open is given "": a unit name from the
+	// units file or a comma-separated list of interfaces.
+	EnvUnit = "ETHERGM_UNIT"
+)
+
+// DefaultStateDir is the state directory used when neither
+// Config.StateDir nor ETHERGM_STATE_DIR is set.
+const DefaultStateDir = "/run/ethergm"
+
+// Defaults of the timeouts in Config.
+const (
+	DefaultProgressTimeout = 60 * time.Second
+	DefaultLivenessTimeout = 30 * time.Second
+	DefaultMapPoll         = 250 * time.Millisecond
+)
+
+// Config configures Open. The zero value (or nil) means: every setting
+// from the environment or its default.
+type Config struct {
+	// Host is this host's name in the node map; "" means ETHERGM_HOST,
+	// then os.Hostname.
+	Host string
+	// StateDir is the per-host state directory; "" means
+	// ETHERGM_STATE_DIR, then DefaultStateDir. It holds the port lock
+	// files (which make a port exclusive across processes), the optional
+	// units file and the default map file.
+	StateDir string
+	// MapFile is the node map; "" means ETHERGM_MAP, then <StateDir>/map.
+	MapFile string
+	// Privileged allows opening the reserved ports 0, 1 and 3.
+	Privileged bool
+	// SendTokens and ReceiveTokens override GM's 61 and 253.
+	SendTokens, ReceiveTokens int
+	// ProgressTimeout: a send that finds no receive buffer for this long
+	// fails with SendTimedOut. 0 means DefaultProgressTimeout (GM used
+	// 300 s).
+	ProgressTimeout time.Duration
+	// LivenessTimeout: a send whose target answers nothing for this long
+	// fails with SendTargetNodeUnreachable. 0 means
+	// DefaultLivenessTimeout.
+	LivenessTimeout time.Duration
+	// MapPoll is how often the progress goroutine checks the map file and
+	// the set of open ports for changes; 0 means DefaultMapPoll.
+	MapPoll time.Duration
+	// Window is the maximum number of frames in flight per stream
+	// (1..1024); 0 means 512.
+	Window int
+	// Link tunes the port's link (Ports and SpinTime are set by Open).
+	Link link.Config
+}
+
+func (c *Config) host() (string, error) {
+	if c.Host != "" {
+		return c.Host, nil
+	}
+	if h := os.Getenv(EnvHost); h != "" {
+		return h, nil
+	}
+	return os.Hostname()
+}
+
+func (c *Config) stateDir() string {
+	if c.StateDir != "" {
+		return c.StateDir
+	}
+	if d := os.Getenv(EnvStateDir); d != "" {
+		return d
+	}
+	return DefaultStateDir
+}
+
+func (c *Config) mapFile() string {
+	if c.MapFile != "" {
+		return c.MapFile
+	}
+	if f := os.Getenv(EnvMap); f != "" {
+		return f
+	}
+	return filepath.Join(c.stateDir(), "map")
+}
+
+// Unit is a GM unit (board): a named set of Ethernet interfaces, one per
+// rail.
+type Unit struct {
+	// Name names the unit (its lock files are named after it).
+	Name string
+	// Interfaces are the unit's rails. This version sends and receives on
+	// Interfaces[0] only.
+	Interfaces []string
+}
+
+// ResolveUnit finds the unit Open uses for name:
+//
+//   - "" means ETHERGM_UNIT if set, else the default unit;
+//   - a name listed in <StateDir>/units ("name iface[,iface...]" per line,
+//     '#' comments) is that unit;
+//   - otherwise name is a comma-separated list of interface names; "0"
+//     (GM's first board) means the default unit.
+//
+// The default unit is the one non-loopback interface that is up; it is
+// an error (NoSuchDevice) if there is none or more than one.
+func ResolveUnit(name string, cfg *Config) (*Unit, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	if name == "" {
+		name = os.Getenv(EnvUnit)
+	}
+	if name != "" {
+		if u, ok := readUnits(filepath.Join(cfg.stateDir(), "units"))[name]; ok {
+			return u, nil
+		}
+	}
+	if name == "" || name == "0" {
+		return defaultUnit()
+	}
+	u := &Unit{Name: name, Interfaces: strings.Split(name, ",")}
+	for _, i := range u.Interfaces {
+		if _, err := net.InterfaceByName(i); err != nil {
+			return nil, fmt.Errorf("%w: interface %q: %v", NoSuchDevice, i, err)
+		}
+	}
+	u.Name = u.Interfaces[0]
+	return u, nil
+}
+
+func readUnits(path string) map[string]*Unit {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	units := map[string]*Unit{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		fl := strings.Fields(text)
+		if len(fl) != 2 {
+			continue
+		}
+		units[fl[0]] = &Unit{Name: fl[0], Interfaces: strings.Split(fl[1], ",")}
+	}
+	return units
+}
+
+func defaultUnit() (*Unit, error) {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", NoSuchDevice, err)
+	}
+	var found []string
+	for _, i := range ifs {
+		if i.Flags&net.FlagLoopback != 0 || i.Flags&net.FlagUp == 0 || len(i.HardwareAddr) != 6 {
+			continue
+		}
+		found = append(found, i.Name)
+	}
+	switch len(found) {
+	case 1:
+		return &Unit{Name: found[0], Interfaces: found}, nil
+	case 0:
+		return nil, fmt.Errorf("%w: no non-loopback interface is up", NoSuchDevice)
+	default:
+		return nil, fmt.Errorf("%w: several interfaces are up (%s): choose one with %s or the unit argument", NoSuchDevice, strings.Join(found, ", "), EnvUnit)
+	}
+}

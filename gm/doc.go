@@ -1,0 +1,68 @@
+// Package gm is Myricom GM's programming model over raw Ethernet frames:
+// ports, send and receive tokens, size-class-matched receive buffers, two
+// priorities, reliable ordered messages, and the gm_receive event loop with
+// gm_unknown. Names follow GM (docs/GM-API.md maps every GM function,
+// constant and status to its Go form).
+//
+// # Model
+//
+// A unit is a host's board: a set of Ethernet interfaces (ResolveUnit). A
+// Port is one endpoint, 0..15, opened exclusively across processes (ports
+// 0, 1 and 3 are reserved). Nodes are named by stable node ids from a node
+// map file (ParseNodeMap), which a running port reloads when it changes.
+//
+// A send names a size class and a length; it takes a send token (61 per
+// port) until its callback runs inside Unknown. A receiver provides
+// buffers with a size class, priority and tag (each takes one of 253
+// receive tokens); an incoming message takes the oldest buffer of exactly
+// its (size, priority), and comes back as a receive event. Messages of one
+// stream (this port, priority -> node, port) arrive exactly once and in
+// order; high priority may overtake low.
+//
+// # The event loop
+//
+//	for {
+//		e := p.Receive() // or BlockingReceive / BlockingReceiveNoSpin
+//		switch e.Type {
+//		case gm.NoRecvEvent:
+//		case gm.RecvEvent, gm.HighRecvEvent, gm.PeerRecvEvent, gm.HighPeerRecvEvent:
+//			use(e.Buffer[:e.Length])
+//			p.ProvideReceiveBuffer(e.Buffer, e.Size, e.Priority, e.Tag)
+//		case gm.FastRecvEvent, gm.FastHighRecvEvent, gm.FastPeerRecvEvent, gm.FastHighPeerRecvEvent:
+//			use(e.Message) // or e.Memorize() to copy it into e.Buffer
+//			p.ProvideReceiveBuffer(e.Buffer, e.Size, e.Priority, e.Tag)
+//		default:
+//			p.Unknown(e) // runs send callbacks and alarms
+//		}
+//	}
+//
+// # Concurrency contract
+//
+// A Port is guarded by one mutex; every method is safe to call from any
+// goroutine. As in GM, an event is valid only until the next Receive,
+// BlockingReceive, BlockingReceiveNoSpin or Unknown call on the port, so a
+// single goroutine should run the receive loop; other goroutines may send,
+// provide buffers and set alarms meanwhile. Callbacks run only inside
+// Unknown, on its caller's goroutine and without the mutex, so they may
+// call the port (send, drop, resume).
+//
+// Receive does the protocol work itself: under the mutex it reads the
+// link's receive ring (no goroutine hand-off, no channel), feeds the frames
+// to the protocol engine, sends the acks and frames that became due, and
+// returns the next queued event. A progress goroutine per port keeps the
+// protocol alive when the application does not poll: every millisecond,
+// if Receive has not been called in the last millisecond, it takes the
+// mutex, drains the link, acks, retransmits, answers nacks, reloads the
+// node map when it changed and queues events for the next Receive. While
+// BlockingReceive sleeps in the kernel (link.Wait) the mutex is free and
+// the sleeper owns the link's reader side; the progress goroutine then runs
+// only the timers, and wakes the sleeper (link.Wake) when they queued an
+// event.
+//
+// # Wire protocol
+//
+// Frames use EtherType 0x88B5 and the header of package wire. The
+// reliability protocol (sessions, sequence numbers, selective acks, nacks,
+// retransmission) is described in docs/GM-API.md and in the engine's
+// package comment (gm/internal/proto).
+package gm

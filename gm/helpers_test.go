@@ -1,0 +1,185 @@
+package gm_test
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/tests/netns"
+)
+
+// writeMap writes a node map for the cluster's hosts (node id = index+1)
+// and returns its path.
+func writeMap(t testing.TB, c *netns.Cluster) string {
+	t.Helper()
+	var entries []gm.MapEntry
+	for i, h := range c.Hosts {
+		e := gm.MapEntry{ID: gm.NodeID(i + 1), Host: h.Name}
+		for _, m := range h.MACs {
+			e.MACs = append(e.MACs, [6]byte(m))
+		}
+		entries = append(entries, e)
+	}
+	m, err := gm.NewNodeMap(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "map")
+	if err := os.WriteFile(path, m.Format(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// testConfig returns the port configuration of host h with short timeouts.
+func testConfig(h *netns.Host, mapPath string) *gm.Config {
+	return &gm.Config{
+		Host: h.Name, StateDir: h.Dir, MapFile: mapPath,
+		ProgressTimeout: 500 * time.Millisecond, LivenessTimeout: time.Second,
+		MapPoll: 50 * time.Millisecond,
+	}
+}
+
+// openPort opens port id on host h (inside its namespace).
+func openPort(t testing.TB, h *netns.Host, id int, cfg *gm.Config) *gm.Port {
+	t.Helper()
+	var p *gm.Port
+	err := h.Do(func() error {
+		var err error
+		p, err = gm.Open(h.Ifaces[0], id, "test", cfg)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("open %s port %d: %v", h.Name, id, err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// loop runs p's event loop on a goroutine: receive events go to onRecv
+// (which must re-provide or keep the buffer); everything else goes to
+// Unknown. It stops when p is closed or stop is called.
+type loop struct {
+	p    *gm.Port
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func startLoop(p *gm.Port, onRecv func(e *gm.Event)) *loop {
+	l := &loop{p: p, stop: make(chan struct{})}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		for {
+			select {
+			case <-l.stop:
+				return
+			default:
+			}
+			e := p.BlockingReceive()
+			switch {
+			case e.Type == gm.NoRecvEvent:
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				time.Sleep(time.Millisecond)
+			case e.Type.IsRecv():
+				if onRecv != nil {
+					onRecv(e)
+				} else {
+					p.Unknown(e)
+				}
+			default:
+				p.Unknown(e)
+			}
+		}
+	}()
+	return l
+}
+
+func (l *loop) Stop() {
+	close(l.stop)
+	// Wake a sleeping BlockingReceive with an alarm.
+	var a gm.Alarm
+	l.p.SetAlarm(&a, 0, nil, nil)
+	l.wg.Wait()
+}
+
+// completions collects send completions.
+type completions struct {
+	mu  sync.Mutex
+	got []completion
+	ch  chan struct{}
+}
+
+type completion struct {
+	id int
+	st gm.Status
+}
+
+func newCompletions() *completions { return &completions{ch: make(chan struct{}, 1)} }
+
+func (c *completions) cb(_ *gm.Port, ctx any, st gm.Status) {
+	c.mu.Lock()
+	c.got = append(c.got, completion{ctx.(int), st})
+	c.mu.Unlock()
+	select {
+	case c.ch <- struct{}{}:
+	default:
+	}
+}
+
+func (c *completions) snapshot() []completion {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]completion(nil), c.got...)
+}
+
+// wait waits until n completions arrived or fails after timeout.
+func (c *completions) wait(t testing.TB, n int, timeout time.Duration) []completion {
+	t.Helper()
+	end := time.After(timeout)
+	for {
+		if s := c.snapshot(); len(s) >= n {
+			return s
+		}
+		select {
+		case <-c.ch:
+		case <-end:
+			t.Fatalf("got %d completions, want %d: %v", len(c.snapshot()), n, c.snapshot())
+		}
+	}
+}
+
+func pattern(n int, seed uint64) []byte {
+	b := make([]byte, n)
+	r := rand.New(rand.NewPCG(seed, uint64(n)))
+	for i := 0; i+8 <= n; i += 8 {
+		v := r.Uint64()
+		for j := 0; j < 8; j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	for i := n &^ 7; i < n; i++ {
+		b[i] = byte(i)
+	}
+	return b
+}
+
+// waitFor polls cond for up to timeout.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

@@ -1,0 +1,671 @@
+package proto
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ethergm/ethergm/token"
+	"github.com/ethergm/ethergm/wire"
+)
+
+// Time is a monotonic instant: the time elapsed since an arbitrary origin
+// chosen by the caller (the gm package uses the port's open time).
+type Time = time.Duration
+
+// Status is a GM send completion status (the values of gm_status_t).
+type Status uint32
+
+// The completion statuses the engine produces.
+const (
+	StatusSuccess             Status = 0
+	StatusSendTimedOut        Status = 15
+	StatusSendRejected        Status = 16
+	StatusTargetPortClosed    Status = 17
+	StatusTargetNodeUnreached Status = 18
+	StatusSendDropped         Status = 19
+)
+
+// Event types the engine queues (the values of enum gm_recv_event_type).
+const (
+	EventRecv             = 11
+	EventHighRecv         = 12
+	EventPeerRecv         = 13
+	EventHighPeerRecv     = 14
+	EventFastRecv         = 15
+	EventFastHighRecv     = 16
+	EventFastPeerRecv     = 17
+	EventFastHighPeerRecv = 18
+	EventSentTokens       = 29
+)
+
+// MaxFastRecvBytes is GM_MAX_FAST_RECV_BYTES: messages up to this length
+// produce FAST receive events whose data is held in the event itself.
+const MaxFastRecvBytes = 128
+
+// Errors returned by the engine's API.
+var (
+	ErrNoSendToken  = errors.New("gm: no free send token: all send tokens are in use until their callbacks run in Unknown")
+	ErrLength       = errors.New("gm: message length exceeds the maximum length of its size class (or the buffer)")
+	ErrSize         = errors.New("gm: size class out of range 3..31")
+	ErrPriority     = errors.New("gm: priority out of range 0..1")
+	ErrPort         = errors.New("gm: port id out of range 0..15")
+	ErrNode         = errors.New("gm: unknown target node id")
+	ErrTooManyNodes = errors.New("gm: node id too large")
+)
+
+// Out is where the engine sends frames. Frames passed to Send and SendBatch
+// are only valid during the call.
+type Out interface {
+	Send(frame []byte) error
+	SendBatch(frames [][]byte) (int, error)
+}
+
+// Config parameterises an Engine. Zero durations take the defaults given.
+type Config struct {
+	NodeID    uint32  // this node's id (nonzero)
+	Port      uint8   // this port's id
+	MAC       [6]byte // this port's source MAC
+	EtherType uint16  // 0 = wire.EtherType
+	SegLen    int     // payload bytes per data frame (link MTU - wire.HeaderLen)
+
+	SendTokens, RecvTokens int // 0 = GM defaults (61, 253)
+	Window                 int // max frames in flight per stream, 1..1024; 0 = 512
+
+	ProgressTimeout time.Duration // no buffer for this long -> GM_SEND_TIMED_OUT; default 60 s
+	LivenessTimeout time.Duration // no answer for this long -> NODE_UNREACHABLE; default 30 s
+	MinRTO          time.Duration // default 2 ms
+	MaxRTO          time.Duration // default 500 ms
+	InitialRTO      time.Duration // default 20 ms
+	AckDelay        time.Duration // default 200 us
+	AckEvery        int           // default 32 frames
+
+	// Resolve maps a node id to the MAC its frames go to. It is called
+	// when a peer is first used and after InvalidatePeers.
+	Resolve func(node uint32) ([6]byte, bool)
+	// AnswerClosed reports whether this port answers, with NackPortClosed,
+	// data frames addressed to local port p (p is not open on this host and
+	// this port is the host's designated responder). Nil means never.
+	AnswerClosed func(p uint8) bool
+}
+
+// Event is one entry of the port's event queue.
+type Event struct {
+	Type       uint8
+	Priority   uint8
+	Size       uint8
+	Tag        uint8
+	SenderPort uint8
+	SenderNode uint32
+	Length     uint32
+	Buffer     []byte // the provided buffer, as provided
+	FastLen    int    // bytes of Fast in use (FAST events)
+	Fast       [MaxFastRecvBytes]byte
+}
+
+// Stats counts protocol activity (for tests, benchmarks and diagnostics).
+type Stats struct {
+	DataSent, DataRetransmitted, AcksSent, NacksSent               uint64
+	DataReceived, Duplicates, OutOfWindow, Delivered               uint64
+	NacksReceived, AcksReceived, Timeouts, StaleDropped, Malformed uint64
+	PartialBatches                                                 uint64
+}
+
+const (
+	maxWindow = 1024
+	bitWords  = maxWindow / 64
+	maxNodes  = 1 << 20
+	qCap      = 128 // per-stream message queue capacity (> send tokens)
+	batchMax  = 64
+	noSlot    = -1
+)
+
+type bitmap [bitWords]uint64
+
+func (b *bitmap) get(s uint32) bool { i := s & (maxWindow - 1); return b[i>>6]&(1<<(i&63)) != 0 }
+func (b *bitmap) set(s uint32)      { i := s & (maxWindow - 1); b[i>>6] |= 1 << (i & 63) }
+func (b *bitmap) clr(s uint32)      { i := s & (maxWindow - 1); b[i>>6] &^= 1 << (i & 63) }
+func (b *bitmap) reset()            { *b = bitmap{} }
+
+// diff returns a-b in sequence space.
+func diff(a, b uint32) int32 { return int32(a - b) }
+
+type recKind uint8
+
+const (
+	recMsg recKind = iota
+	recMarker
+)
+
+type sendRec struct {
+	msg      []byte
+	length   uint32
+	size     uint8
+	kind     recKind
+	firstSeq uint32
+	nseg     uint32
+	status   Status
+	cb, ctx  any
+	next     int32 // free list / completion list link
+}
+
+type txStream struct {
+	peer *peer
+	port uint8
+	pri  uint8
+
+	session    uint32
+	nextSeq    uint32 // first seq not yet assigned to a message
+	una        uint32 // oldest unacknowledged seq
+	nxt        uint32 // next never-sent (or rewound) seq
+	hiSent     uint32 // one past the highest seq sent in this session
+	rtxNext    uint32
+	rtxEnd     uint32
+	rtxAll     bool              // resend every unacked frame in the range (timeout), not only lost ones
+	txCount    uint32            // transmissions so far
+	txIdx      [maxWindow]uint32 // transmission index of each frame in flight
+	lostBefore uint32            // frames transmitted before this index and unacked are lost
+	sacked     bitmap
+
+	q         [qCap]int32
+	qHead     int
+	qLen      int
+	qAssigned int // messages from the head that have sequence numbers
+	cursor    int // queue offset cache for locate
+
+	disabled bool
+	probing  bool
+	active   bool
+
+	srtt, rttvar, rto time.Duration
+	rttSeq            uint32
+	rttTime           Time
+	rttValid          bool
+	rtoAt             Time
+	lastHeard         Time
+	backoff           time.Duration
+	backoffUntil      Time
+	noBufSince        Time
+	noBuf             bool
+	fastHold          Time
+}
+
+type rxStream struct {
+	peer *peer
+	port uint8
+	pri  uint8
+
+	valid   bool
+	session uint32
+	retired [4]uint32
+	retN    int
+	rcvNxt  uint32
+	ooo     bitmap
+	oooHi   uint32 // one past the highest out-of-order seq received (when oooAny)
+	oooAny  bool
+
+	msgs     [rxMsgs]rxMsg // messages being reassembled, in sequence order
+	mHead    int
+	mLen     int
+	segLen   uint32 // the sender's segment length, learned from full frames
+	dropped  bool   // frames after the current message were dropped
+	ackState uint8
+	unacked  int
+	ackDue   Time
+	inAck    bool
+}
+
+// rxMsgs is how many messages of one stream can be reassembled at once.
+const rxMsgs = 64
+
+type rxMsg struct {
+	slot    int
+	start   uint32
+	nseg    uint32
+	segLen  uint32
+	msgLen  uint32
+	size    uint8
+	fastLen int
+	fast    [MaxFastRecvBytes]byte
+}
+
+const (
+	ackNone uint8 = iota
+	ackDelayed
+	ackNow
+)
+
+type peer struct {
+	node  uint32
+	mac   [6]byte
+	macOK bool
+	tx    [wire.NumPorts][token.NumPriorities]*txStream
+	rx    [wire.NumPorts][token.NumPriorities]*rxStream
+}
+
+// Engine is one port's protocol state. It is not safe for concurrent use.
+type Engine struct {
+	cfg   Config
+	out   Out
+	pools *token.Pools
+
+	sendTokens token.Counter
+	recs       []sendRec
+	recFree    int32
+	compHead   int32
+	compTail   int32
+	compN      int
+
+	peers    []*peer
+	active   []*txStream
+	ackList  []*rxStream
+	events   []Event
+	evHead   int
+	evLen    int
+	sentQd   bool
+	deadline Time
+
+	txBufs      [][]byte
+	txFrames    [][]byte
+	txSeq       []uint32
+	txNew       []bool
+	ctrlBuf     []byte
+	sackScratch [maxWindow / 8]byte
+	hdr         wire.HeaderFields
+	stats       Stats
+	txBlock     bool
+}
+
+// New returns an engine for cfg that sends through out.
+func New(cfg Config, out Out) *Engine {
+	if cfg.EtherType == 0 {
+		cfg.EtherType = wire.EtherType
+	}
+	if cfg.SendTokens <= 0 {
+		cfg.SendTokens = token.DefaultSendTokens
+	}
+	if cfg.RecvTokens <= 0 {
+		cfg.RecvTokens = token.DefaultReceiveTokens
+	}
+	if cfg.Window <= 0 || cfg.Window > maxWindow {
+		cfg.Window = 512
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&cfg.ProgressTimeout, 60*time.Second)
+	def(&cfg.LivenessTimeout, 30*time.Second)
+	def(&cfg.MinRTO, 2*time.Millisecond)
+	def(&cfg.MaxRTO, 500*time.Millisecond)
+	def(&cfg.InitialRTO, 20*time.Millisecond)
+	def(&cfg.AckDelay, 200*time.Microsecond)
+	if cfg.AckEvery <= 0 {
+		cfg.AckEvery = 32
+	}
+	if cfg.SegLen <= 0 {
+		cfg.SegLen = 1500 - wire.HeaderLen
+	}
+	e := &Engine{
+		cfg:        cfg,
+		out:        out,
+		pools:      token.NewPools(cfg.RecvTokens),
+		sendTokens: token.NewCounter(cfg.SendTokens),
+		recs:       make([]sendRec, cfg.SendTokens),
+		compHead:   -1,
+		compTail:   -1,
+		events:     make([]Event, cfg.RecvTokens+cfg.SendTokens+8),
+		active:     make([]*txStream, 0, 64),
+		ackList:    make([]*rxStream, 0, 64),
+		txBufs:     make([][]byte, batchMax),
+		txFrames:   make([][]byte, 0, batchMax),
+		txSeq:      make([]uint32, 0, batchMax),
+		txNew:      make([]bool, 0, batchMax),
+		ctrlBuf:    make([]byte, 0, wire.EthHeaderLen+wire.HeaderLen+maxWindow/8+64),
+	}
+	for i := range e.recs {
+		e.recs[i].next = int32(i + 1)
+	}
+	e.recs[len(e.recs)-1].next = -1
+	for i := range e.txBufs {
+		e.txBufs[i] = make([]byte, 0, wire.EthHeaderLen+wire.HeaderLen+cfg.SegLen)
+	}
+	return e
+}
+
+// Config returns the engine's configuration with defaults filled in.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() Stats { return e.stats }
+
+// Pools returns the provided-buffer pools (for counts and masks).
+func (e *Engine) Pools() *token.Pools { return e.pools }
+
+// SendTokens returns the send-token counter.
+func (e *Engine) SendTokens() *token.Counter { return &e.sendTokens }
+
+// NextDeadline returns the earliest time at which Tick has work to do, or 0
+// if there is none.
+func (e *Engine) NextDeadline() Time { return e.deadline }
+
+// Busy reports whether the engine has protocol work outstanding (unacked
+// frames, pending acks or transmissions).
+func (e *Engine) Busy() bool { return len(e.active) > 0 || len(e.ackList) > 0 || e.txBlock }
+
+// SetNodeID changes this port's node id (after a node map change).
+func (e *Engine) SetNodeID(id uint32) { e.cfg.NodeID = id }
+
+// InvalidatePeers forgets every cached node-to-MAC resolution (call it after
+// the node map changed).
+func (e *Engine) InvalidatePeers() {
+	for _, p := range e.peers {
+		if p != nil {
+			p.macOK = false
+		}
+	}
+}
+
+func (e *Engine) peer(node uint32) *peer {
+	if node == 0 || node >= maxNodes {
+		return nil
+	}
+	if int(node) >= len(e.peers) {
+		n := len(e.peers) * 2
+		if n <= int(node) {
+			n = int(node) + 16
+		}
+		np := make([]*peer, n)
+		copy(np, e.peers)
+		e.peers = np
+	}
+	p := e.peers[node]
+	if p == nil {
+		p = &peer{node: node}
+		e.peers[node] = p
+	}
+	return p
+}
+
+func (e *Engine) resolve(p *peer) bool {
+	if p.macOK {
+		return true
+	}
+	if e.cfg.Resolve == nil {
+		return false
+	}
+	p.mac, p.macOK = e.cfg.Resolve(p.node)
+	return p.macOK
+}
+
+func (e *Engine) tx(p *peer, port, pri uint8) *txStream {
+	s := p.tx[port][pri]
+	if s == nil {
+		s = &txStream{peer: p, port: port, pri: pri, rto: e.cfg.InitialRTO}
+		e.newSession(s)
+		p.tx[port][pri] = s
+	}
+	return s
+}
+
+func (e *Engine) rx(p *peer, port, pri uint8) *rxStream {
+	s := p.rx[port][pri]
+	if s == nil {
+		s = &rxStream{peer: p, port: port, pri: pri}
+		p.rx[port][pri] = s
+	}
+	return s
+}
+
+// InitialSeq is the first sequence number of the session sess. Deriving it
+// from the session lets a receiver tell a session's first frame from a
+// later one without any handshake frame.
+func InitialSeq(sess uint32) uint32 { return sess * 0x9E3779B1 }
+
+func nonzeroRand() uint32 {
+	for {
+		if v := rand.Uint32(); v != 0 {
+			return v
+		}
+	}
+}
+
+// newSession starts a new session on s: fresh session id, fresh random
+// sequence numbers, and every queued message unassigned.
+func (e *Engine) newSession(s *txStream) {
+	old := s.session
+	for s.session == old {
+		s.session = nonzeroRand()
+	}
+	seq := InitialSeq(s.session)
+	s.nextSeq, s.una, s.nxt, s.hiSent, s.rtxNext, s.rtxEnd = seq, seq, seq, seq, seq, seq
+	s.sacked.reset()
+	s.qAssigned = 0
+	s.cursor = 0
+	// Handshake: the session's first frame goes alone, until it is acked.
+	s.probing, s.noBuf, s.backoffUntil = true, false, 0
+	s.rttValid = false
+	s.backoff = 0
+}
+
+func (e *Engine) activate(s *txStream) {
+	if !s.active {
+		s.active = true
+		e.active = append(e.active, s)
+	}
+}
+
+// ---- send side API ----
+
+func (e *Engine) allocRec() int32 {
+	i := e.recFree
+	if i < 0 {
+		return -1
+	}
+	e.recFree = e.recs[i].next
+	e.recs[i].next = -1
+	return i
+}
+
+// Send queues a message (gm_send_with_callback). cb and ctx come back from
+// PopCompletion. It fails without side effects on misuse or when no send
+// token is free.
+func (e *Engine) Send(now Time, msg []byte, size uint8, length int, pri uint8, node uint32, port uint8, cb, ctx any) error {
+	if size < token.MinMessageSize || size > token.MaxSize {
+		return ErrSize
+	}
+	if pri >= token.NumPriorities {
+		return ErrPriority
+	}
+	if port >= wire.NumPorts {
+		return ErrPort
+	}
+	if length < 0 || length > token.MaxLengthForSize(size) || length > len(msg) {
+		return ErrLength
+	}
+	p := e.peer(node)
+	if p == nil || !e.resolve(p) {
+		return ErrNode
+	}
+	if !e.sendTokens.TryAcquire() {
+		return ErrNoSendToken
+	}
+	i := e.allocRec()
+	r := &e.recs[i]
+	seg := uint32(e.cfg.SegLen)
+	nseg := (uint32(length) + seg - 1) / seg
+	if nseg == 0 {
+		nseg = 1
+	}
+	*r = sendRec{msg: msg, length: uint32(length), size: size, kind: recMsg, nseg: nseg, cb: cb, ctx: ctx, next: -1}
+	s := e.tx(p, port, pri)
+	s.q[(s.qHead+s.qLen)%qCap] = i
+	s.qLen++
+	e.activate(s)
+	if !s.disabled {
+		e.pump(now, s)
+		e.setDeadline(now)
+	}
+	return nil
+}
+
+// Resume is gm_resume_sending: it re-enables the stream (pri, node, port)
+// after an error; held messages go ahead in a new session. The marker's
+// completion (StatusSuccess) is queued at once. It takes a send token.
+func (e *Engine) Resume(now Time, pri uint8, node uint32, port uint8, cb, ctx any) error {
+	return e.recover(now, pri, node, port, cb, ctx, false)
+}
+
+// Drop is gm_drop_sends: every send held on the stream completes with
+// StatusSendDropped, then the stream is re-enabled and the marker completes
+// with StatusSuccess. It takes a send token.
+func (e *Engine) Drop(now Time, pri uint8, node uint32, port uint8, cb, ctx any) error {
+	return e.recover(now, pri, node, port, cb, ctx, true)
+}
+
+func (e *Engine) recover(now Time, pri uint8, node uint32, port uint8, cb, ctx any, drop bool) error {
+	if pri >= token.NumPriorities {
+		return ErrPriority
+	}
+	if port >= wire.NumPorts {
+		return ErrPort
+	}
+	p := e.peer(node)
+	if p == nil {
+		return ErrNode
+	}
+	if !e.sendTokens.TryAcquire() {
+		return ErrNoSendToken
+	}
+	s := e.tx(p, port, pri)
+	if s.disabled {
+		if drop {
+			for s.qLen > 0 {
+				e.complete(e.popHead(s), StatusSendDropped)
+			}
+		}
+		s.disabled = false
+		e.newSession(s)
+		s.lastHeard = now
+		if s.qLen > 0 {
+			e.activate(s)
+			e.pump(now, s)
+		}
+	}
+	i := e.allocRec()
+	e.recs[i] = sendRec{kind: recMarker, cb: cb, ctx: ctx, next: -1}
+	e.complete(i, StatusSuccess)
+	e.setDeadline(now)
+	return nil
+}
+
+func (e *Engine) popHead(s *txStream) int32 {
+	i := s.q[s.qHead]
+	s.qHead = (s.qHead + 1) % qCap
+	s.qLen--
+	if s.qAssigned > 0 {
+		s.qAssigned--
+	}
+	if s.cursor > 0 {
+		s.cursor--
+	}
+	return i
+}
+
+func (e *Engine) complete(i int32, st Status) {
+	r := &e.recs[i]
+	r.status = st
+	r.next = -1
+	if e.compTail < 0 {
+		e.compHead = i
+	} else {
+		e.recs[e.compTail].next = i
+	}
+	e.compTail = i
+	e.compN++
+	if !e.sentQd {
+		e.sentQd = true
+		ev := e.pushEvent()
+		*ev = Event{Type: EventSentTokens}
+	}
+}
+
+// Completions returns the number of completed sends whose callbacks have
+// not run yet.
+func (e *Engine) Completions() int { return e.compN }
+
+// PopCompletion removes the oldest completed send, gives its send token
+// back and returns its callback, context and status.
+func (e *Engine) PopCompletion() (cb, ctx any, st Status, ok bool) {
+	i := e.compHead
+	if i < 0 {
+		return nil, nil, 0, false
+	}
+	r := &e.recs[i]
+	e.compHead = r.next
+	if e.compHead < 0 {
+		e.compTail = -1
+	}
+	e.compN--
+	cb, ctx, st = r.cb, r.ctx, r.status
+	*r = sendRec{next: e.recFree}
+	e.recFree = i
+	e.sendTokens.Release()
+	return cb, ctx, st, true
+}
+
+// ---- receive side API ----
+
+// Provide is gm_provide_receive_buffer_with_tag.
+func (e *Engine) Provide(buf []byte, size, pri, tag uint8) error {
+	return e.pools.Provide(token.Buffer{Buf: buf, Size: size, Priority: pri, Tag: tag})
+}
+
+func (e *Engine) pushEvent() *Event {
+	if e.evLen == len(e.events) {
+		// Cannot happen: receive events are bounded by receive tokens and
+		// at most one SENT_TOKENS event is queued. Grow rather than lose.
+		ne := make([]Event, 2*len(e.events))
+		for i := 0; i < e.evLen; i++ {
+			ne[i] = e.events[(e.evHead+i)%len(e.events)]
+		}
+		e.events, e.evHead = ne, 0
+	}
+	ev := &e.events[(e.evHead+e.evLen)%len(e.events)]
+	e.evLen++
+	return ev
+}
+
+// Pending returns the number of queued events.
+func (e *Engine) Pending() int { return e.evLen }
+
+// PeekEvent returns the oldest queued event without removing it, or nil.
+func (e *Engine) PeekEvent() *Event {
+	if e.evLen == 0 {
+		return nil
+	}
+	return &e.events[e.evHead]
+}
+
+// PopEvent copies the oldest queued event into dst and removes it; it
+// reports false if there is none.
+func (e *Engine) PopEvent(dst *Event) bool {
+	if e.evLen == 0 {
+		return false
+	}
+	ev := &e.events[e.evHead]
+	dst.Type, dst.Priority, dst.Size, dst.Tag = ev.Type, ev.Priority, ev.Size, ev.Tag
+	dst.SenderPort, dst.SenderNode, dst.Length, dst.Buffer = ev.SenderPort, ev.SenderNode, ev.Length, ev.Buffer
+	dst.FastLen = ev.FastLen
+	if ev.FastLen > 0 {
+		copy(dst.Fast[:ev.FastLen], ev.Fast[:ev.FastLen])
+	}
+	if ev.Type == EventSentTokens {
+		e.sentQd = false
+	}
+	ev.Buffer = nil
+	e.evHead = (e.evHead + 1) % len(e.events)
+	e.evLen--
+	return true
+}

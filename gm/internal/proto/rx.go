@@ -1,0 +1,377 @@
+package proto
+
+import (
+	"github.com/ethergm/ethergm/token"
+	"github.com/ethergm/ethergm/wire"
+)
+
+// Input processes one received frame (already CRC-checked by the link). The
+// frame is not retained. Call Tick after a batch of Input calls: it sends
+// the acks and frames the input made due.
+func (e *Engine) Input(now Time, frame []byte) {
+	h, err := wire.ParseFrame(frame, e.cfg.EtherType)
+	if err != nil {
+		e.stats.Malformed++
+		return
+	}
+	if h.TargetNode() != e.cfg.NodeID {
+		return
+	}
+	typ := h.Type()
+	if tp := h.TargetPort(); tp != e.cfg.Port {
+		if isData(typ) && e.cfg.AnswerClosed != nil && e.cfg.AnswerClosed(tp) {
+			e.sendNack(frame, h, wire.NackPortClosed, tp, nil)
+		}
+		return
+	}
+	sp := h.SourcePort()
+	if sp >= wire.NumPorts {
+		return
+	}
+	p := e.peer(h.SourceNode())
+	if p == nil {
+		return
+	}
+	pri := uint8(0)
+	if h.Flags()&wire.FlagHigh != 0 {
+		pri = 1
+	}
+	switch typ {
+	case wire.TypeAck:
+		if s := p.tx[sp][pri]; s != nil && s.session == h.Session() {
+			e.onAck(now, s, h)
+		}
+	case wire.TypeNack:
+		if s := p.tx[sp][pri]; s != nil && s.session == h.Session() {
+			e.onNack(now, s, h)
+		}
+	case wire.TypeData, wire.TypeDataFirst, wire.TypeDataMiddle, wire.TypeDataLast:
+		e.onData(now, p, sp, pri, frame, h)
+	}
+}
+
+func isData(t wire.Type) bool {
+	return t == wire.TypeData || t == wire.TypeDataFirst || t == wire.TypeDataMiddle || t == wire.TypeDataLast
+}
+
+func (rs *rxStream) isRetired(sess uint32) bool {
+	for i := 0; i < rs.retN; i++ {
+		if rs.retired[i] == sess {
+			return true
+		}
+	}
+	return false
+}
+
+func (rs *rxStream) retire(sess uint32) {
+	copy(rs.retired[1:], rs.retired[:len(rs.retired)-1])
+	rs.retired[0] = sess
+	if rs.retN < len(rs.retired) {
+		rs.retN++
+	}
+}
+
+func (e *Engine) abandon(rs *rxStream) {
+	for rs.mLen > 0 {
+		// Return in reverse order so the pools keep their FIFO order.
+		m := &rs.msgs[(rs.mHead+rs.mLen-1)%rxMsgs]
+		e.pools.Return(m.slot)
+		rs.mLen--
+	}
+	rs.mHead = 0
+}
+
+func (e *Engine) scheduleAck(now Time, rs *rxStream, immediate bool) {
+	if immediate {
+		rs.ackState = ackNow
+	} else if rs.ackState == ackNone {
+		rs.ackState = ackDelayed
+		rs.ackDue = now + e.cfg.AckDelay
+	}
+	if !rs.inAck {
+		rs.inAck = true
+		e.ackList = append(e.ackList, rs)
+	}
+}
+
+func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.Header) {
+	e.stats.DataReceived++
+	fl := h.Flags()
+	if fl&wire.FlagAckValid != 0 {
+		if s := p.tx[sp][pri]; s != nil && !s.disabled {
+			e.onAckValue(now, s, h.Ack())
+		}
+	}
+	rs := e.rx(p, sp, pri)
+	sess, seq, typ := h.Session(), h.Seq(), h.Type()
+	start := typ == wire.TypeData || typ == wire.TypeDataFirst
+	if !rs.valid || sess != rs.session {
+		if rs.isRetired(sess) {
+			e.stats.StaleDropped++
+			return
+		}
+		if !start || seq != InitialSeq(sess) {
+			// Not the first frame of a session we do not know: the
+			// sender's stream predates this port (we restarted).
+			e.stats.StaleDropped++
+			e.sendNack(frame, h, wire.NackStaleSession, e.cfg.Port, nil)
+			return
+		}
+		if rs.valid {
+			rs.retire(rs.session)
+		}
+		e.abandon(rs)
+		rs.valid, rs.session, rs.rcvNxt = true, sess, seq
+		rs.ooo.reset()
+		rs.oooAny, rs.dropped, rs.unacked = false, false, 0
+	}
+	d := diff(seq, rs.rcvNxt)
+	if d < 0 {
+		e.stats.Duplicates++
+		e.scheduleAck(now, rs, true)
+		return
+	}
+	if d >= maxWindow {
+		e.stats.OutOfWindow++
+		return
+	}
+	if seq != rs.rcvNxt && rs.ooo.get(seq) {
+		e.stats.Duplicates++
+		return
+	}
+	plen := uint32(h.PayloadLen())
+	var m *rxMsg
+	for i := 0; i < rs.mLen; i++ {
+		x := &rs.msgs[(rs.mHead+i)%rxMsgs]
+		if uint32(diff(seq, x.start)) < x.nseg {
+			m = x
+			break
+		}
+	}
+	if m == nil {
+		next := rs.rcvNxt
+		if rs.mLen > 0 {
+			last := &rs.msgs[(rs.mHead+rs.mLen-1)%rxMsgs]
+			next = last.start + last.nseg
+		}
+		startSeq := seq
+		if !start && rs.segLen > 0 && h.Offset()%rs.segLen == 0 {
+			// The message's first frame is missing; its place follows
+			// from the offset and the stream's segment length.
+			startSeq = seq - h.Offset()/rs.segLen
+		}
+		if startSeq != next || (!start && startSeq == seq) || rs.mLen == rxMsgs {
+			// A frame of a message whose first frame is missing: drop it
+			// and ask the sender to go back.
+			e.stats.OutOfWindow++
+			rs.dropped = true
+			e.scheduleAck(now, rs, true)
+			return
+		}
+		size, msgLen := h.Size(), h.MsgLen()
+		if !e.pools.Acceptable(pri, size) || msgLen > uint32(token.MaxLengthForSize(size)) {
+			e.sendNackSeq(frame, h, wire.NackRejected, e.cfg.Port, rs, startSeq)
+			return
+		}
+		slot, ok := e.pools.Take(pri, size)
+		if !ok {
+			e.sendNackSeq(frame, h, wire.NackNoBuffer, e.cfg.Port, rs, startSeq)
+			return
+		}
+		if int(msgLen) > len(e.pools.Buffer(slot).Buf) {
+			e.pools.Return(slot)
+			e.sendNackSeq(frame, h, wire.NackRejected, e.cfg.Port, rs, startSeq)
+			return
+		}
+		var nseg, segLen uint32
+		if !start {
+			segLen = rs.segLen
+			nseg = (msgLen + segLen - 1) / segLen
+			if nseg < 2 {
+				e.pools.Return(slot)
+				e.stats.Malformed++
+				return
+			}
+		} else if typ == wire.TypeData {
+			if plen != msgLen {
+				e.pools.Return(slot)
+				e.stats.Malformed++
+				return
+			}
+			nseg, segLen = 1, plen
+		} else {
+			if plen == 0 || plen >= msgLen {
+				e.pools.Return(slot)
+				e.stats.Malformed++
+				return
+			}
+			segLen = plen
+			nseg = (msgLen + plen - 1) / plen
+		}
+		m = &rs.msgs[(rs.mHead+rs.mLen)%rxMsgs]
+		rs.mLen++
+		m.slot, m.start, m.nseg, m.segLen, m.msgLen, m.size, m.fastLen = slot, startSeq, nseg, segLen, msgLen, size, -1
+	}
+	k := uint32(diff(seq, m.start))
+	off := k * m.segLen
+	want := m.msgLen - off
+	if want > m.segLen {
+		want = m.segLen
+	}
+	if h.Offset() != off || plen != want || h.MsgLen() != m.msgLen || h.Size() != m.size || start != (k == 0) {
+		e.stats.Malformed++
+		return
+	}
+	if typ == wire.TypeDataFirst || typ == wire.TypeDataMiddle {
+		rs.segLen = plen
+	}
+	if m.nseg == 1 && m.msgLen <= MaxFastRecvBytes {
+		m.fastLen = copy(m.fast[:], h.Payload())
+	} else {
+		copy(e.pools.Buffer(m.slot).Buf[off:off+plen], h.Payload())
+	}
+	if seq == rs.rcvNxt {
+		rs.rcvNxt++
+		for rs.oooAny && rs.ooo.get(rs.rcvNxt) {
+			rs.ooo.clr(rs.rcvNxt)
+			rs.rcvNxt++
+		}
+		if rs.oooAny && diff(rs.rcvNxt, rs.oooHi) >= 0 {
+			rs.oooAny = false
+		}
+	} else {
+		rs.ooo.set(seq)
+		if !rs.oooAny || diff(seq+1, rs.oooHi) > 0 {
+			rs.oooHi = seq + 1
+		}
+		rs.oooAny = true
+	}
+	rs.unacked++
+	immediate := fl&wire.FlagAckRequest != 0 || rs.unacked >= e.cfg.AckEvery
+	for rs.mLen > 0 {
+		x := &rs.msgs[rs.mHead]
+		if diff(rs.rcvNxt, x.start+x.nseg) < 0 {
+			break
+		}
+		e.deliver(rs, x)
+		rs.mHead = (rs.mHead + 1) % rxMsgs
+		rs.mLen--
+		immediate = immediate || rs.dropped
+	}
+	e.scheduleAck(now, rs, immediate)
+}
+
+func (e *Engine) deliver(rs *rxStream, m *rxMsg) {
+	b := e.pools.Release(m.slot)
+	ev := e.pushEvent()
+	t := uint8(EventRecv)
+	if rs.pri != 0 {
+		t++
+	}
+	if rs.port == e.cfg.Port {
+		t += 2
+	}
+	ev.FastLen = 0
+	if m.fastLen >= 0 {
+		t += 4
+		ev.FastLen = copy(ev.Fast[:], m.fast[:m.fastLen])
+	}
+	ev.Type, ev.Priority, ev.Size, ev.Tag = t, rs.pri, m.size, b.Tag
+	ev.SenderPort, ev.SenderNode, ev.Length, ev.Buffer = rs.port, rs.peer.node, m.msgLen, b.Buf
+	e.stats.Delivered++
+}
+func (e *Engine) sendAck(rs *rxStream) {
+	rs.ackState = ackNone
+	rs.unacked = 0
+	p := rs.peer
+	if !e.resolve(p) {
+		return
+	}
+	var fl wire.Flags
+	if rs.pri != 0 {
+		fl |= wire.FlagHigh
+	}
+	if rs.dropped {
+		fl |= wire.FlagRetransmit
+		rs.dropped = false
+	}
+	var payload []byte
+	if rs.oooAny {
+		n := uint32(diff(rs.oooHi, rs.rcvNxt))
+		nb := (n + 7) / 8
+		if nb > uint32(len(e.sackScratch)) {
+			nb = uint32(len(e.sackScratch))
+		}
+		payload = e.sackScratch[:nb]
+		clear(payload)
+		for i := uint32(0); i < n && i/8 < nb; i++ {
+			if rs.ooo.get(rs.rcvNxt + i) {
+				payload[i/8] |= 1 << (i % 8)
+			}
+		}
+	}
+	e.hdr = wire.HeaderFields{
+		Type: wire.TypeAck, TargetPort: rs.port, SourcePort: e.cfg.Port, Flags: fl,
+		TargetNode: p.node, SourceNode: e.cfg.NodeID, Session: rs.session, Ack: rs.rcvNxt - 1,
+	}
+	e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], p.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, payload)
+	if e.out.Send(e.ctrlBuf) == nil {
+		e.stats.AcksSent++
+	}
+}
+
+// sendNack answers the data frame (frame, h) with a NACK of the given
+// reason, from local port src. If rs is the receive state of the frame's
+// stream, the NACK also carries its cumulative ack.
+func (e *Engine) sendNack(frame []byte, h wire.Header, reason wire.NackReason, src uint8, rs *rxStream) {
+	e.sendNackSeq(frame, h, reason, src, rs, h.Seq())
+}
+
+// sendNackSeq is sendNack for sequence number seq (the start of the
+// refused message, which may differ from the frame's).
+func (e *Engine) sendNackSeq(frame []byte, h wire.Header, reason wire.NackReason, src uint8, rs *rxStream, seq uint32) {
+	fl := h.Flags() & wire.FlagHigh
+	ack := uint32(0)
+	if rs != nil && rs.valid && rs.session == h.Session() {
+		fl |= wire.FlagAckValid
+		ack = rs.rcvNxt - 1
+	}
+	e.hdr = wire.HeaderFields{
+		Type: wire.TypeNack, TargetPort: h.SourcePort(), SourcePort: src, Flags: fl, Status: uint8(reason),
+		TargetNode: h.SourceNode(), SourceNode: e.cfg.NodeID, Session: h.Session(), Seq: seq, Ack: ack,
+	}
+	dst := wire.Ethernet(frame).Src()
+	e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], dst, e.cfg.MAC, e.cfg.EtherType, &e.hdr, nil)
+	if e.out.Send(e.ctrlBuf) == nil {
+		e.stats.NacksSent++
+	}
+}
+
+// Close tells every peer that has sent to this port that it is closing:
+// each receive stream gets a NackPortClosed for its next expected frame, so
+// a sender with frames in flight fails them with GM_SEND_TARGET_PORT_CLOSED.
+func (e *Engine) Close(now Time) {
+	for _, p := range e.peers {
+		if p == nil || !e.resolve(p) {
+			continue
+		}
+		for port := range p.rx {
+			for pri, rs := range p.rx[port] {
+				if rs == nil || !rs.valid {
+					continue
+				}
+				e.hdr = wire.HeaderFields{
+					Type: wire.TypeNack, TargetPort: uint8(port), SourcePort: e.cfg.Port, Status: uint8(wire.NackPortClosed),
+					TargetNode: p.node, SourceNode: e.cfg.NodeID, Session: rs.session, Seq: rs.rcvNxt,
+					Flags: wire.FlagAckValid, Ack: rs.rcvNxt - 1,
+				}
+				if pri != 0 {
+					e.hdr.Flags |= wire.FlagHigh
+				}
+				e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], p.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, nil)
+				_ = e.out.Send(e.ctrlBuf)
+			}
+		}
+	}
+	_ = now
+}

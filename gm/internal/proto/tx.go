@@ -1,0 +1,509 @@
+package proto
+
+import (
+	"time"
+
+	"github.com/ethergm/ethergm/wire"
+)
+
+// locate returns the queued message that holds sequence number seq and the
+// segment index within it, assigning sequence numbers to queued messages as
+// needed.
+func (e *Engine) locate(s *txStream, seq uint32) (*sendRec, uint32, bool) {
+	for diff(seq, s.nextSeq) >= 0 && s.qAssigned < s.qLen {
+		r := &e.recs[s.q[(s.qHead+s.qAssigned)%qCap]]
+		r.firstSeq = s.nextSeq
+		s.nextSeq += r.nseg
+		s.qAssigned++
+	}
+	if s.qAssigned == 0 {
+		return nil, 0, false
+	}
+	if s.cursor >= s.qAssigned {
+		s.cursor = 0
+	}
+	if diff(seq, e.recs[s.q[(s.qHead+s.cursor)%qCap]].firstSeq) < 0 {
+		s.cursor = 0
+	}
+	for c := s.cursor; c < s.qAssigned; c++ {
+		r := &e.recs[s.q[(s.qHead+c)%qCap]]
+		k := diff(seq, r.firstSeq)
+		if k < 0 {
+			return nil, 0, false
+		}
+		if uint32(k) < r.nseg {
+			s.cursor = c
+			return r, uint32(k), true
+		}
+	}
+	return nil, 0, false
+}
+
+func (e *Engine) outstanding(s *txStream) bool { return diff(s.nxt, s.una) > 0 }
+
+// addFrame builds the data frame for seq into the next batch slot.
+func (e *Engine) addFrame(now Time, s *txStream, seq uint32, rtx, ackReq bool) bool {
+	r, k, ok := e.locate(s, seq)
+	if !ok {
+		return false
+	}
+	seg := uint32(e.cfg.SegLen)
+	off := k * seg
+	end := off + seg
+	if end > r.length {
+		end = r.length
+	}
+	typ := wire.TypeData
+	if r.nseg > 1 {
+		switch k {
+		case 0:
+			typ = wire.TypeDataFirst
+		case r.nseg - 1:
+			typ = wire.TypeDataLast
+		default:
+			typ = wire.TypeDataMiddle
+		}
+	}
+	var fl wire.Flags
+	if s.pri != 0 {
+		fl |= wire.FlagHigh
+	}
+	if rtx {
+		fl |= wire.FlagRetransmit
+	}
+	if ackReq || (r.nseg > 1 && k == r.nseg-1) {
+		fl |= wire.FlagAckRequest
+	}
+	ack := uint32(0)
+	if rs := s.peer.rx[s.port][s.pri]; rs != nil && rs.valid && rs.ackState != ackNone && !rs.oooAny && !rs.dropped {
+		fl |= wire.FlagAckValid
+		ack = rs.rcvNxt - 1
+		rs.ackState = ackNone
+		rs.unacked = 0
+	}
+	e.hdr = wire.HeaderFields{
+		Type: typ, TargetPort: s.port, SourcePort: e.cfg.Port, Flags: fl, Size: r.size,
+		TargetNode: s.peer.node, SourceNode: e.cfg.NodeID, Session: s.session, Seq: seq, Ack: ack,
+		MsgLen: r.length, Offset: off,
+	}
+	s.txCount++
+	s.txIdx[seq&(maxWindow-1)] = s.txCount
+	i := len(e.txFrames)
+	e.txBufs[i] = wire.AppendFrame(e.txBufs[i][:0], s.peer.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, r.msg[off:end])
+	e.txFrames = append(e.txFrames, e.txBufs[i])
+	e.txSeq = append(e.txSeq, seq)
+	e.txNew = append(e.txNew, !rtx)
+	if rtx {
+		e.stats.DataRetransmitted++
+	} else {
+		e.stats.DataSent++
+	}
+	_ = now
+	return true
+}
+
+// flush sends the batch; it reports false (and rewinds s) if the link took
+// only part of it.
+func (e *Engine) flush(s *txStream) bool {
+	n := len(e.txFrames)
+	if n == 0 {
+		return true
+	}
+	var sent int
+	if n == 1 {
+		if e.out.Send(e.txFrames[0]) == nil {
+			sent = 1
+		}
+	} else {
+		sent, _ = e.out.SendBatch(e.txFrames)
+	}
+	ok := true
+	if sent < n {
+		e.stats.PartialBatches++
+		e.txBlock = true
+		ok = false
+		firstNew := -1
+		for i := sent; i < n; i++ {
+			if e.txNew[i] {
+				firstNew = i
+				break
+			}
+		}
+		if !e.txNew[sent] {
+			s.rtxNext = e.txSeq[sent]
+			if diff(s.rtxEnd, s.rtxNext) < 0 {
+				s.rtxEnd = s.rtxNext
+			}
+		}
+		if firstNew >= 0 {
+			s.nxt = e.txSeq[firstNew]
+			if diff(s.rtxEnd, s.nxt) > 0 {
+				s.rtxEnd = s.nxt
+			}
+		}
+	}
+	e.txFrames = e.txFrames[:0]
+	e.txSeq = e.txSeq[:0]
+	e.txNew = e.txNew[:0]
+	return ok
+}
+
+// pump transmits what s may send now: pending retransmissions first, then
+// new frames up to the window.
+func (e *Engine) pump(now Time, s *txStream) {
+	if s.disabled || e.txBlock {
+		return
+	}
+	wasIdle := !e.outstanding(s)
+	for diff(s.rtxNext, s.rtxEnd) < 0 {
+		seq := s.rtxNext
+		if diff(seq, s.nxt) >= 0 {
+			s.rtxNext = s.rtxEnd
+			s.rtxAll = false
+			break
+		}
+		s.rtxNext++
+		if diff(seq, s.una) < 0 || s.sacked.get(seq) {
+			continue
+		}
+		if !s.rtxAll && int32(s.txIdx[seq&(maxWindow-1)]-s.lostBefore) >= 0 {
+			continue // sent after the newest acked frame: not known lost
+		}
+		e.addFrame(now, s, seq, true, s.rtxNext == s.rtxEnd)
+		if len(e.txFrames) == batchMax && !e.flush(s) {
+			return
+		}
+	}
+	if s.rtxNext == s.rtxEnd {
+		s.rtxAll = false
+	}
+	w := int32(e.cfg.Window)
+	for s.qAssigned < s.qLen || diff(s.nxt, s.nextSeq) < 0 {
+		if s.probing && (now < s.backoffUntil || s.nxt != s.una) {
+			break
+		}
+		if diff(s.nxt, s.una) >= w {
+			break
+		}
+		seq := s.nxt
+		if !e.addFrame(now, s, seq, false, s.probing || diff(seq+1, s.una) >= w) {
+			break
+		}
+		s.nxt++
+		if diff(s.nxt, s.hiSent) > 0 {
+			s.hiSent = s.nxt
+		}
+		if !s.rttValid {
+			s.rttValid, s.rttSeq, s.rttTime = true, seq, now
+		}
+		if s.probing {
+			break
+		}
+		if len(e.txFrames) == batchMax && !e.flush(s) {
+			break
+		}
+	}
+	e.flush(s)
+	if wasIdle && e.outstanding(s) {
+		s.rtoAt = now + s.rto
+		if now-s.lastHeard > s.rto {
+			s.lastHeard = now
+		}
+	}
+}
+
+func (e *Engine) baseRTO() time.Duration {
+	return e.cfg.InitialRTO
+}
+
+func (e *Engine) clampRTO(d time.Duration) time.Duration {
+	if d < e.cfg.MinRTO {
+		d = e.cfg.MinRTO
+	}
+	if d > e.cfg.MaxRTO {
+		d = e.cfg.MaxRTO
+	}
+	return d
+}
+
+// advance processes a cumulative ack that moves una to newUna.
+func (e *Engine) advance(now Time, s *txStream, newUna uint32) {
+	if s.rttValid && diff(newUna, s.rttSeq) > 0 {
+		sample := now - s.rttTime
+		if s.srtt == 0 {
+			s.srtt, s.rttvar = sample, sample/2
+		} else {
+			d := s.srtt - sample
+			if d < 0 {
+				d = -d
+			}
+			s.rttvar = (3*s.rttvar + d) / 4
+			s.srtt = (7*s.srtt + sample) / 8
+		}
+		s.rttValid = false
+	}
+	if s.srtt != 0 {
+		s.rto = e.clampRTO(s.srtt + 4*s.rttvar)
+	} else {
+		s.rto = e.baseRTO()
+	}
+	if uint32(diff(newUna, s.una)) >= maxWindow {
+		s.sacked.reset()
+	} else {
+		for q := s.una; q != newUna; q++ {
+			if !s.sacked.get(q) {
+				s.noteAcked(s.txIdx[q&(maxWindow-1)])
+			}
+			s.sacked.clr(q)
+		}
+	}
+	s.una = newUna
+	if diff(s.nxt, s.una) < 0 {
+		s.nxt = s.una
+	}
+	if diff(s.rtxNext, s.una) < 0 {
+		s.rtxNext = s.una
+	}
+	if diff(s.rtxEnd, s.rtxNext) < 0 {
+		s.rtxEnd = s.rtxNext
+	}
+	for s.qAssigned > 0 {
+		r := &e.recs[s.q[s.qHead]]
+		if diff(s.una, r.firstSeq+r.nseg) < 0 {
+			break
+		}
+		e.complete(e.popHead(s), StatusSuccess)
+	}
+	s.probing, s.noBuf, s.backoff = false, false, 0
+	s.rtoAt = now + s.rto
+}
+
+// reorderSlack is how many later transmissions must be acked before an
+// unacked frame counts as lost.
+const reorderSlack = 3
+
+// noteAcked records that the frame sent as transmission tx was acked.
+func (s *txStream) noteAcked(tx uint32) {
+	if lb := tx - reorderSlack; int32(lb-s.lostBefore) > 0 {
+		s.lostBefore = lb
+	}
+}
+
+// onAckValue processes a cumulative ack value (from an ACK or piggybacked).
+func (e *Engine) onAckValue(now Time, s *txStream, ack uint32) {
+	n := ack + 1
+	if diff(n, s.una) > 0 && diff(n, s.hiSent) <= 0 {
+		e.advance(now, s, n)
+	}
+}
+
+func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
+	e.stats.AcksReceived++
+	s.lastHeard = now
+	ack := h.Ack()
+	e.onAckValue(now, s, ack)
+	hold := s.srtt
+	if hold < 500*time.Microsecond {
+		hold = 500 * time.Microsecond
+	}
+	if sack := h.Payload(); len(sack) > 0 {
+		hi := uint32(0)
+		any := false
+		for i, b := range sack {
+			for b != 0 {
+				bit := uint32(0)
+				for b&(1<<bit) == 0 {
+					bit++
+				}
+				b &^= 1 << bit
+				seq := ack + 1 + uint32(i)*8 + bit
+				if diff(seq, s.una) >= 0 && diff(seq, s.hiSent) < 0 && diff(seq, s.una) < maxWindow {
+					if !s.sacked.get(seq) {
+						s.sacked.set(seq)
+						s.noteAcked(s.txIdx[seq&(maxWindow-1)])
+					}
+					any = true
+					hi = seq
+				}
+			}
+		}
+		if any {
+			// Every unacked frame below the highest selectively acked one
+			// that was sent before the newest acked frame is lost: resend
+			// it (pump skips the others).
+			if s.rtxNext == s.rtxEnd || diff(s.una, s.rtxNext) < 0 {
+				s.rtxNext = s.una
+			}
+			if diff(hi, s.rtxEnd) > 0 {
+				s.rtxEnd = hi
+			}
+			s.rtxNext = s.una
+			s.rtxAll = false
+		}
+	}
+	if h.Flags()&wire.FlagRetransmit != 0 && now >= s.fastHold && e.outstanding(s) {
+		s.rtxNext = s.una
+		if diff(s.nxt, s.rtxEnd) > 0 {
+			s.rtxEnd = s.nxt
+		}
+		s.rtxAll = true
+		s.fastHold = now + hold
+	}
+	e.pump(now, s)
+}
+
+func (e *Engine) onNack(now Time, s *txStream, h wire.Header) {
+	e.stats.NacksReceived++
+	s.lastHeard = now
+	if h.Flags()&wire.FlagAckValid != 0 {
+		e.onAckValue(now, s, h.Ack())
+	}
+	q := h.Seq()
+	if s.disabled || diff(q, s.una) < 0 || diff(q, s.hiSent) >= 0 {
+		return
+	}
+	switch wire.NackReason(h.Status()) {
+	case wire.NackNoBuffer:
+		s.nxt = q
+		s.rtxNext, s.rtxEnd = q, q
+		s.rttValid = false
+		s.probing = true
+		if !s.noBuf {
+			s.noBuf, s.noBufSince = true, now
+		}
+		if s.backoff == 0 {
+			s.backoff = 2 * s.srtt
+			if s.backoff < 200*time.Microsecond {
+				s.backoff = 200 * time.Microsecond
+			}
+		} else if s.backoff < 50*time.Millisecond {
+			s.backoff *= 2
+		}
+		s.backoffUntil = now + s.backoff
+	case wire.NackRejected:
+		if q == s.una {
+			e.fail(s, StatusSendRejected)
+		}
+	case wire.NackPortClosed:
+		e.fail(s, StatusTargetPortClosed)
+	case wire.NackStaleSession:
+		e.newSession(s)
+		e.pump(now, s)
+	}
+}
+
+// fail completes the stream's head message with st and disables the stream.
+func (e *Engine) fail(s *txStream, st Status) {
+	if s.qLen > 0 {
+		e.complete(e.popHead(s), st)
+	}
+	s.disabled = true
+	s.qAssigned = 0
+	s.cursor = 0
+	s.probing, s.noBuf = false, false
+	s.nxt = s.una
+	s.rtxNext, s.rtxEnd = s.una, s.una
+}
+
+// Tick runs the timers that are due, sends due acks and transmits what the
+// windows allow. Call it after every batch of Input calls and whenever
+// NextDeadline has passed.
+func (e *Engine) Tick(now Time) {
+	e.txBlock = false
+	j := 0
+	for _, s := range e.active {
+		if s.disabled || (s.qLen == 0 && !e.outstanding(s)) {
+			s.active = false
+			continue
+		}
+		e.active[j] = s
+		j++
+		if e.outstanding(s) || s.probing {
+			if now-s.lastHeard > e.cfg.LivenessTimeout {
+				e.stats.Timeouts++
+				e.fail(s, StatusTargetNodeUnreached)
+				continue
+			}
+			if s.noBuf && now-s.noBufSince > e.cfg.ProgressTimeout {
+				e.fail(s, StatusSendTimedOut)
+				continue
+			}
+			if e.outstanding(s) && now >= s.rtoAt {
+				e.stats.Timeouts++
+				s.rtxNext = s.una
+				s.rtxEnd = s.nxt
+				s.rtxAll = true
+				s.rto = e.clampRTO(2 * s.rto)
+				s.rtoAt = now + s.rto
+				s.rttValid = false
+				s.fastHold = now + s.rto/2
+			}
+		}
+		e.pump(now, s)
+	}
+	for k := j; k < len(e.active); k++ {
+		e.active[k] = nil
+	}
+	e.active = e.active[:j]
+	e.flushAcks(now, false)
+	e.setDeadline(now)
+}
+
+// flushAcks sends the acks that are due (all immediate ones; delayed ones
+// whose time has come, or every pending one if force).
+func (e *Engine) flushAcks(now Time, force bool) {
+	j := 0
+	for _, rs := range e.ackList {
+		if rs.ackState == ackNow || (rs.ackState == ackDelayed && (force || now >= rs.ackDue)) {
+			e.sendAck(rs)
+		}
+		if rs.ackState == ackNone {
+			rs.inAck = false
+			continue
+		}
+		e.ackList[j] = rs
+		j++
+	}
+	for k := j; k < len(e.ackList); k++ {
+		e.ackList[k] = nil
+	}
+	e.ackList = e.ackList[:j]
+}
+
+func (e *Engine) setDeadline(now Time) {
+	var d Time
+	min := func(t Time) {
+		if t > 0 && (d == 0 || t < d) {
+			d = t
+		}
+	}
+	for _, s := range e.active {
+		if s.disabled {
+			continue
+		}
+		if e.outstanding(s) {
+			min(s.rtoAt)
+			min(s.lastHeard + e.cfg.LivenessTimeout + 1)
+		}
+		if s.probing && !e.outstanding(s) && s.qLen > 0 {
+			if s.backoffUntil > now {
+				min(s.backoffUntil)
+			}
+			min(s.lastHeard + e.cfg.LivenessTimeout + 1)
+		}
+		if s.noBuf {
+			min(s.noBufSince + e.cfg.ProgressTimeout + 1)
+		}
+	}
+	for _, rs := range e.ackList {
+		if rs.ackState == ackNow {
+			min(now)
+		} else if rs.ackState == ackDelayed {
+			min(rs.ackDue)
+		}
+	}
+	if e.txBlock {
+		min(now + 50*time.Microsecond)
+	}
+	e.deadline = d
+}

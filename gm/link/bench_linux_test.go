@@ -1,0 +1,77 @@
+package link
+
+import (
+	"testing"
+	"time"
+)
+
+// BenchmarkPingPong64 measures the round-trip time of a 64-byte payload
+// between two hosts joined by a veth pair, with both ends polling (Recv in
+// a loop) or blocking (Wait without spinning), for each receive path. Run it as root: go test -run '^$' -bench PingPong ./gm/link/
+func BenchmarkPingPong64(b *testing.B) {
+	for _, rd := range readers {
+		for _, blocking := range []bool{false, true} {
+			if rd.slow && !blocking {
+				continue
+			}
+			name := rd.name + "/polling"
+			if blocking {
+				name = rd.name + "/blocking"
+			}
+			b.Run(name, func(b *testing.B) {
+				cfg := rd.cfg
+				if blocking {
+					cfg.SpinTime = -1
+				}
+				x, y, _ := pair(b, &cfg, &cfg)
+				pingPong(b, x, y, 200, blocking, 64) // warm-up
+				b.ReportAllocs()
+				b.ResetTimer()
+				start := time.Now()
+				d := pingPong(b, x, y, b.N, blocking, 64)
+				el := time.Since(start)
+				b.ReportMetric(float64(el.Nanoseconds())/1e3/float64(b.N), "us/rtt")
+				b.ReportMetric(float64(d.q(.5).Nanoseconds())/1e3, "us/rtt-p50")
+				b.ReportMetric(float64(d.q(.99).Nanoseconds())/1e3, "us/rtt-p99")
+			})
+		}
+	}
+}
+
+// BenchmarkRecv measures one Send plus the Recv of that frame at the
+// peer (0 allocs/op expected).
+func BenchmarkRecv(b *testing.B) {
+	x, y, _ := pair(b, nil, nil)
+	f := testFrame(nil, mac6(y.HardwareAddr()), mac6(x.HardwareAddr()), 0, 1, 64)
+	frames := make([][]byte, 8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := x.Send(f); err != nil {
+			b.Fatal(err)
+		}
+		for y.Recv(frames) == 0 {
+		}
+	}
+}
+
+// BenchmarkStream measures the goodput of full-MTU frames sent with
+// SendBatch (32 per kick) and received with Wait.
+func BenchmarkStream(b *testing.B) {
+	for _, rd := range readers {
+		for _, bypass := range []bool{false, true} {
+			name := rd.name + "/qdisc"
+			if bypass {
+				name = rd.name + "/bypass"
+			}
+			b.Run(name, func(b *testing.B) {
+				rcfg := rd.cfg
+				x, y, _ := pair(b, &Config{QdiscBypass: bypass}, &rcfg)
+				n := max(b.N, 20000)
+				b.ResetTimer()
+				gbps := stream(b, x, y, n, 4096, 32)
+				b.ReportMetric(gbps, "Gbit/s")
+			})
+		}
+	}
+}

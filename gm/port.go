@@ -1,0 +1,809 @@
+package gm
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ethergm/ethergm/gm/internal/proto"
+	"github.com/ethergm/ethergm/gm/link"
+	"github.com/ethergm/ethergm/token"
+	"github.com/ethergm/ethergm/wire"
+)
+
+// Port and protocol constants of GM.
+const (
+	// NumPorts is GM_NUM_PORTS.
+	NumPorts = wire.NumPorts
+	// DaemonPortID is GM_DAEMON_PORT_ID (reserved, privileged).
+	DaemonPortID = 0
+	// MapperPortID is GM_MAPPER_PORT_ID (reserved, privileged).
+	MapperPortID = 1
+	// EthernetPortID is GM_ETHERNET_PORT_ID (reserved, privileged).
+	EthernetPortID = 3
+	// MTU is GM_MTU, what Port.MTU reports. Frames on the wire are cut to
+	// the link's MTU instead; this constant is kept for GM clients.
+	MTU = 4096
+	// MinMessageSize is GM_MIN_MESSAGE_SIZE.
+	MinMessageSize = token.MinMessageSize
+	// NumSizes is GM_NUM_SIZES.
+	NumSizes = token.NumSizes
+	// TicksPerMicrosecond is GM_TICKS_PER_USEC: Ticks counts half
+	// microseconds.
+	TicksPerMicrosecond = 2
+	// MaxPortNameLen is GM_MAX_PORT_NAME_LEN.
+	MaxPortNameLen = 32
+)
+
+// Priority is a GM priority.
+type Priority uint8
+
+// The two GM priorities.
+const (
+	LowPriority  Priority = 0 // GM_LOW_PRIORITY
+	HighPriority Priority = 1 // GM_HIGH_PRIORITY
+	// NumPriorities is GM_NUM_PRIORITIES.
+	NumPriorities = 2
+)
+
+// SendCallback is gm_send_completion_callback_t: it runs inside Unknown
+// when a send (or ResumeSending/DropSends) completes, with the context given
+// to the send and the completion status. The send token is free again when
+// it runs. It may call any method of the port.
+type SendCallback func(p *Port, ctx any, status Status)
+
+// Errors returned for misuse. GM's calls return void and report misuse as
+// fatal events; these are returned instead, and the call has no effect.
+var (
+	// ErrNoSendToken means every send token is in use. Handle events (pass
+	// SentTokensEvent to Unknown) to get tokens back.
+	ErrNoSendToken = proto.ErrNoSendToken
+	// ErrNoReceiveToken means every receive token is in use (as many
+	// buffers are provided as the port has receive tokens).
+	ErrNoReceiveToken = token.ErrNoReceiveToken
+	// ErrLength means a length above MaxLengthForSize(size) or len(msg).
+	ErrLength = proto.ErrLength
+	// ErrSize means a size class outside 3..31 for a send.
+	ErrSize = proto.ErrSize
+	// ErrPriority means a priority other than LowPriority or HighPriority.
+	ErrPriority = proto.ErrPriority
+	// ErrPortID means a port id outside 0..15.
+	ErrPortID = proto.ErrPort
+	// ErrUnknownNode means a node id that is not in the node map.
+	ErrUnknownNode = proto.ErrNode
+	// ErrClosed means the port is closed.
+	ErrClosed = errors.New("gm: port is closed")
+)
+
+// MinSizeForLength is gm_min_size_for_length: ceil(log2(n+8)).
+func MinSizeForLength(n int) uint8 { return token.MinSizeForLength(n) }
+
+// MaxLengthForSize is gm_max_length_for_size: 2^size-8 (0 for size < 3).
+func MaxLengthForSize(size uint8) int { return token.MaxLengthForSize(size) }
+
+// Port is an open GM port (struct gm_port).
+//
+// # Concurrency
+//
+// A Port's state is guarded by one mutex. Every method may be called from
+// any goroutine, but GM's contract still holds: events returned by Receive
+// and its variants are valid only until the next receive or Unknown call,
+// so one goroutine should run the receive loop. Callbacks (send completions
+// and alarms) run only inside Unknown, on the caller's goroutine, without
+// the mutex held, so they may call the port again.
+//
+// Receive polls the link itself, under the mutex, with no goroutine
+// hand-off. A progress goroutine keeps the protocol alive when the
+// application does not call Receive: about every millisecond, unless the
+// application polled within the last millisecond, it takes the mutex,
+// drains the link, sends acks, retransmits, answers with nacks and queues
+// the events for the next Receive. While the application sleeps inside
+// BlockingReceive, the mutex is released and the progress goroutine runs
+// the timers only (the sleeper reads the link).
+type Port struct {
+	mu  sync.Mutex
+	eng *proto.Engine
+	lk  *link.Link
+
+	id       int
+	name     string
+	unit     *Unit
+	host     string
+	nodeID   atomic.Uint32
+	mac      [6]byte
+	cfg      Config
+	start    time.Time
+	locks    *portLocks
+	mapW     mapWatcher
+	nodeMap  atomic.Pointer[NodeMap]
+	openMask atomic.Uint32
+
+	frames  [][]byte
+	pev     proto.Event
+	cur     Event
+	waiting bool // the application is inside link.Wait (guarded by mu)
+
+	alarms      []*Alarm
+	alarmQueued bool
+
+	lastApp atomic.Int64 // nanoseconds since start of the last application poll
+	closed  atomic.Bool
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// Open is gm_open: it opens port id of the unit named unit (see
+// ResolveUnit; "" means the default unit) with a free-form name for
+// diagnostics. cfg may be nil. Errors are Status values (wrapped with
+// details): Busy if another process holds the port, PermissionDenied for
+// a reserved port (0, 1, 3) without cfg.Privileged, InvalidPortNumber,
+// NoSuchDevice, NodeIDNotYetSet if this host is not in the node map.
+func Open(unit string, id int, name string, cfg *Config) (*Port, error) {
+	u, err := ResolveUnit(unit, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return OpenUnit(u, id, name, cfg)
+}
+
+// OpenUnit is Open with an already resolved unit.
+func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if id < 0 || id >= NumPorts {
+		return nil, fmt.Errorf("%w: port %d (ports are 0..%d)", InvalidPortNumber, id, NumPorts-1)
+	}
+	if (id == DaemonPortID || id == MapperPortID || id == EthernetPortID) && !c.Privileged {
+		return nil, fmt.Errorf("%w: port %d is reserved (open it with Config.Privileged)", PermissionDenied, id)
+	}
+	if len(name) > MaxPortNameLen {
+		name = name[:MaxPortNameLen]
+	}
+	if len(u.Interfaces) == 0 {
+		return nil, fmt.Errorf("%w: unit %q has no interface", NoSuchDevice, u.Name)
+	}
+	host, err := c.host()
+	if err != nil {
+		return nil, fmt.Errorf("%w: host name: %v", UntranslatedSystemError, err)
+	}
+	p := &Port{id: id, name: name, unit: u, host: host, cfg: c, start: time.Now(), done: make(chan struct{})}
+	p.mapW.path = c.mapFile()
+	m, err := p.mapW.load()
+	if err != nil {
+		return nil, fmt.Errorf("%w: node map %s: %v", NodeIDNotYetSet, p.mapW.path, err)
+	}
+	p.nodeMap.Store(m)
+
+	p.locks, err = openLocks(c.stateDir(), u.Name, id)
+	if err != nil {
+		return nil, err
+	}
+	lc := c.Link
+	lc.Ports = link.AllPorts
+	lc.SpinTime = -1
+	lk, err := link.Open(u.Interfaces[0], &lc)
+	if err != nil {
+		p.locks.close()
+		return nil, fmt.Errorf("%w: %v", NoSuchDevice, err)
+	}
+	p.lk = lk
+	p.mac = [6]byte(lk.HardwareAddr())
+	e, ok := m.ByHost(host)
+	if !ok {
+		e, ok = m.ByMAC(p.mac)
+	}
+	if !ok {
+		lk.Close()
+		p.locks.close()
+		return nil, fmt.Errorf("%w: host %q (MAC %s) is not in node map %s", NodeIDNotYetSet, host, lk.HardwareAddr(), p.mapW.path)
+	}
+	p.nodeID.Store(uint32(e.ID))
+	p.openMask.Store(p.locks.openMask())
+	p.frames = make([][]byte, 64)
+	p.eng = proto.New(proto.Config{
+		NodeID: uint32(e.ID), Port: uint8(id), MAC: p.mac,
+		SegLen:     lk.MTU() - wire.HeaderLen,
+		SendTokens: c.SendTokens, RecvTokens: c.ReceiveTokens, Window: c.Window,
+		ProgressTimeout: defDur(c.ProgressTimeout, DefaultProgressTimeout),
+		LivenessTimeout: defDur(c.LivenessTimeout, DefaultLivenessTimeout),
+		Resolve:         p.resolve,
+		AnswerClosed:    p.answerClosed,
+	}, lk)
+	p.wg.Add(1)
+	go p.progress()
+	return p, nil
+}
+
+func defDur(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// resolve maps a node id to the MAC frames for it go to.
+func (p *Port) resolve(node uint32) ([6]byte, bool) {
+	if node == p.nodeID.Load() {
+		return p.mac, true
+	}
+	e, ok := p.nodeMap.Load().ByID(NodeID(node))
+	if !ok || len(e.MACs) == 0 {
+		return [6]byte{}, false
+	}
+	return e.MACs[0], true
+}
+
+// answerClosed reports whether this port answers frames for local port tp
+// with NackPortClosed: tp is not open on this unit and this is the
+// lowest-numbered open port.
+func (p *Port) answerClosed(tp uint8) bool {
+	if tp >= NumPorts {
+		return false
+	}
+	m := p.openMask.Load()
+	if m&(1<<tp) != 0 {
+		return false
+	}
+	return m&(1<<p.id-1) == 0
+}
+
+func (p *Port) now() time.Duration { return time.Since(p.start) }
+
+// Close is gm_close. Peers with frames in flight to this port are told it
+// closed (their sends fail with SendTargetPortClosed); later sends to it
+// fail the same way if another port of this host is open, and with
+// SendTargetNodeUnreachable otherwise. Sends of this port still in progress
+// are abandoned without callbacks. Close is idempotent.
+func (p *Port) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	close(p.done)
+	p.wg.Wait()
+	p.mu.Lock()
+	p.eng.Close(p.now())
+	err := p.lk.Close()
+	p.locks.close()
+	p.mu.Unlock()
+	return err
+}
+
+// ---- identity ----
+
+// ID is gm_get_port_id.
+func (p *Port) ID() int { return p.id }
+
+// Name returns the name given to Open.
+func (p *Port) Name() string { return p.name }
+
+// Unit returns the port's unit.
+func (p *Port) Unit() *Unit { return p.unit }
+
+// NumPorts is gm_num_ports.
+func (p *Port) NumPorts() int { return NumPorts }
+
+// MTU is gm_mtu: GM_MTU (4096), whatever the link MTU.
+func (p *Port) MTU() int { return MTU }
+
+// MinMessageSize is gm_min_message_size.
+func (p *Port) MinMessageSize() int { return MinMessageSize }
+
+// NodeID is gm_get_node_id: this host's node id from the node map (GM-1
+// semantics: stable and network-wide, not GM-2's constant 1). It follows
+// changes of the map file.
+func (p *Port) NodeID() NodeID { return NodeID(p.nodeID.Load()) }
+
+// HostName is gm_get_host_name.
+func (p *Port) HostName() string { return p.host }
+
+// UniqueID is gm_unique_id / gm_get_unique_board_id: the MAC address of the
+// unit's first interface.
+func (p *Port) UniqueID() [6]byte { return p.mac }
+
+// NodeMap returns the node map the port currently follows.
+func (p *Port) NodeMap() *NodeMap { return p.nodeMap.Load() }
+
+// HostNameToNodeID is gm_host_name_to_node_id_ex (and the deprecated
+// gm_host_name_to_node_id): the node id of host name. A ":N" board suffix
+// is accepted and ignored. An unknown name is NoMatch, at once (the
+// lookup is local, the timeout of GM's _ex form is not needed).
+func (p *Port) HostNameToNodeID(name string) (NodeID, error) {
+	e, ok := p.nodeMap.Load().ByHost(name)
+	if !ok {
+		if i := lastColon(name); i > 0 {
+			e, ok = p.nodeMap.Load().ByHost(name[:i])
+		}
+	}
+	if !ok {
+		return NoSuchNodeID, fmt.Errorf("%w: host %q is not in the node map", NoMatch, name)
+	}
+	return e.ID, nil
+}
+
+func lastColon(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == ':' {
+			return i
+		}
+	}
+	return -1
+}
+
+// NodeIDToHostName is gm_node_id_to_host_name_ex.
+func (p *Port) NodeIDToHostName(id NodeID) (string, error) {
+	e, ok := p.nodeMap.Load().ByID(id)
+	if !ok {
+		return "", fmt.Errorf("%w: node id %d is not in the node map", NoMatch, id)
+	}
+	return e.Host, nil
+}
+
+// UniqueIDToNodeID is gm_unique_id_to_node_id: the node whose unit has the
+// MAC address mac (any rail).
+func (p *Port) UniqueIDToNodeID(mac [6]byte) (NodeID, error) {
+	e, ok := p.nodeMap.Load().ByMAC(mac)
+	if !ok {
+		return NoSuchNodeID, fmt.Errorf("%w: unique id %x is not in the node map", NoMatch, mac)
+	}
+	return e.ID, nil
+}
+
+// NodeIDToUniqueID is gm_node_id_to_unique_id: the first MAC address of
+// node id.
+func (p *Port) NodeIDToUniqueID(id NodeID) ([6]byte, error) {
+	e, ok := p.nodeMap.Load().ByID(id)
+	if !ok || len(e.MACs) == 0 {
+		return [6]byte{}, fmt.Errorf("%w: node id %d is not in the node map", NoMatch, id)
+	}
+	return e.MACs[0], nil
+}
+
+// NodeIDToGlobalID is gm_node_id_to_global_id. Global ids are the low 32
+// bits of a node's first MAC address.
+func (p *Port) NodeIDToGlobalID(id NodeID) (uint32, error) {
+	e, ok := p.nodeMap.Load().ByID(id)
+	if !ok {
+		return 0, fmt.Errorf("%w: node id %d is not in the node map", NoMatch, id)
+	}
+	return e.GlobalID(), nil
+}
+
+// GlobalIDToNodeID is gm_global_id_to_node_id.
+func (p *Port) GlobalIDToNodeID(g uint32) (NodeID, error) {
+	for _, e := range p.nodeMap.Load().Entries() {
+		if e.GlobalID() == g {
+			return e.ID, nil
+		}
+	}
+	return NoSuchNodeID, fmt.Errorf("%w: global id %#x is not in the node map", NoMatch, g)
+}
+
+// MaxNodeIDInUse is gm_max_node_id_in_use: the largest id in the node map.
+func (p *Port) MaxNodeIDInUse() NodeID {
+	var m NodeID
+	for _, e := range p.nodeMap.Load().Entries() {
+		m = max(m, e.ID)
+	}
+	return m
+}
+
+// MaxNodeID is gm_max_node_id: the largest node id a map may hold.
+func (p *Port) MaxNodeID() NodeID { return MaxNodeID }
+
+// ---- tokens and buffers ----
+
+// NumSendTokens is gm_num_send_tokens (61 unless Config.SendTokens).
+func (p *Port) NumSendTokens() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.eng.SendTokens().Total()
+}
+
+// NumReceiveTokens is gm_num_receive_tokens (253 unless
+// Config.ReceiveTokens).
+func (p *Port) NumReceiveTokens() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.eng.Pools().Tokens().Total()
+}
+
+// FreeSendTokens returns how many send tokens are free now.
+func (p *Port) FreeSendTokens() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.eng.SendTokens().Free()
+}
+
+// FreeReceiveTokens returns how many receive tokens are free now.
+func (p *Port) FreeReceiveTokens() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.eng.Pools().Tokens().Free()
+}
+
+// ProvideReceiveBuffer is gm_provide_receive_buffer_with_tag (and, with
+// tag 0, gm_provide_receive_buffer): it hands buf to the port for one
+// message of exactly (size, pri). It takes a receive token; without one it
+// returns ErrNoReceiveToken. buf may be shorter than MaxLengthForSize(size):
+// a longer message sent to it is rejected (SendRejected at the sender). The
+// port keeps buf until it comes back in a receive event.
+func (p *Port) ProvideReceiveBuffer(buf []byte, size uint8, pri Priority, tag uint8) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	return p.eng.Provide(buf, size, uint8(pri), tag)
+}
+
+// SetAcceptableSizes is gm_set_acceptable_sizes: bit s of mask set means
+// size class s is accepted at priority pri; a message of another size is
+// refused at once and its send fails with SendRejected. The default
+// accepts every size.
+func (p *Port) SetAcceptableSizes(pri Priority, mask uint64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.eng.Pools().SetAcceptable(uint8(pri), mask)
+}
+
+// ---- sending ----
+
+// SendWithCallback is gm_send_with_callback: it sends msg[:length] as a
+// message of size class size and priority pri to port port of node node,
+// reliably and in order with the other sends of this (priority, node,
+// port) stream. msg must stay untouched until cb runs (inside Unknown)
+// with the completion status; cb may be nil. It takes one send token.
+//
+// GM's call returns void; this one returns an error (and does nothing) for
+// misuse: ErrNoSendToken, ErrLength, ErrSize, ErrPriority, ErrPortID,
+// ErrUnknownNode, ErrClosed. Delivery failures are never returned here:
+// they arrive as the callback's status.
+func (p *Port) SendWithCallback(msg []byte, size uint8, length int, pri Priority, node NodeID, port int, cb SendCallback, ctx any) error {
+	if port < 0 || port >= NumPorts {
+		return ErrPortID
+	}
+	p.mu.Lock()
+	if p.closed.Load() {
+		p.mu.Unlock()
+		return ErrClosed
+	}
+	var cbv any
+	if cb != nil {
+		cbv = cb
+	}
+	err := p.eng.Send(p.now(), msg, size, length, uint8(pri), uint32(node), uint8(port), cbv, ctx)
+	p.wakeLocked()
+	p.mu.Unlock()
+	return err
+}
+
+// SendToPeerWithCallback is gm_send_to_peer_with_callback: SendWithCallback
+// to the port of node with this port's id. The receiver sees PEER events.
+func (p *Port) SendToPeerWithCallback(msg []byte, size uint8, length int, pri Priority, node NodeID, cb SendCallback, ctx any) error {
+	return p.SendWithCallback(msg, size, length, pri, node, p.id, cb, ctx)
+}
+
+// ResumeSending is gm_resume_sending: it re-enables the stream (pri,
+// node, port) that an error disabled; the held sends go ahead (the failed
+// one is not resent). It takes a send token; cb gets Success. On a stream
+// that is not disabled it only completes.
+func (p *Port) ResumeSending(pri Priority, node NodeID, port int, cb SendCallback, ctx any) error {
+	return p.recover(pri, node, port, cb, ctx, false)
+}
+
+// DropSends is gm_drop_sends: every send held on the disabled stream (pri,
+// node, port) completes with SendDropped, in order, then the stream is
+// re-enabled and cb gets Success. It takes a send token. On a stream that
+// is not disabled it only completes.
+func (p *Port) DropSends(pri Priority, node NodeID, port int, cb SendCallback, ctx any) error {
+	return p.recover(pri, node, port, cb, ctx, true)
+}
+
+func (p *Port) recover(pri Priority, node NodeID, port int, cb SendCallback, ctx any, drop bool) error {
+	if port < 0 || port >= NumPorts {
+		return ErrPortID
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	var cbv any
+	if cb != nil {
+		cbv = cb
+	}
+	var err error
+	if drop {
+		err = p.eng.Drop(p.now(), uint8(pri), uint32(node), uint8(port), cbv, ctx)
+	} else {
+		err = p.eng.Resume(p.now(), uint8(pri), uint32(node), uint8(port), cbv, ctx)
+	}
+	p.wakeLocked()
+	return err
+}
+
+// wakeLocked wakes a BlockingReceive sleeper if events are pending.
+func (p *Port) wakeLocked() {
+	if p.waiting && (p.eng.Pending() > 0 || p.alarmDueLocked(p.now())) {
+		p.lk.Wake()
+	}
+}
+
+// ---- receiving ----
+
+// pollLocked drains the link (unless a sleeper owns it), runs due timers
+// and returns the next event, or nil.
+func (p *Port) pollLocked(now time.Duration) *Event {
+	if !p.waiting {
+		n := p.lk.Recv(p.frames)
+		for i := 0; i < n; i++ {
+			p.eng.Input(now, p.frames[i])
+		}
+		if n > 0 {
+			p.eng.Tick(now)
+		}
+	}
+	if d := p.eng.NextDeadline(); d != 0 && now >= d {
+		p.eng.Tick(now)
+	}
+	return p.nextEventLocked(now)
+}
+
+func (p *Port) nextEventLocked(now time.Duration) *Event {
+	if p.eng.PopEvent(&p.pev) {
+		e := &p.cur
+		e.Type = EventType(p.pev.Type)
+		e.Priority = Priority(p.pev.Priority)
+		e.Size, e.Tag = p.pev.Size, p.pev.Tag
+		e.SenderPort, e.SenderNode = int(p.pev.SenderPort), NodeID(p.pev.SenderNode)
+		e.Length, e.Buffer = int(p.pev.Length), p.pev.Buffer
+		switch {
+		case e.Type.IsFast():
+			n := copy(e.fast[:], p.pev.Fast[:p.pev.FastLen])
+			e.Message = e.fast[:n]
+		case e.Type.IsRecv():
+			e.Message = e.Buffer[:e.Length]
+		default:
+			e.Message = nil
+		}
+		p.pev.Buffer = nil
+		return e
+	}
+	if !p.alarmQueued && p.alarmDueLocked(now) {
+		p.alarmQueued = true
+		p.cur = Event{Type: AlarmEvent}
+		return &p.cur
+	}
+	return nil
+}
+
+func (p *Port) noEvent() *Event {
+	p.cur = Event{Type: NoRecvEvent}
+	return &p.cur
+}
+
+// Receive is gm_receive: it polls once and returns the next event, or an
+// event of type NoRecvEvent. It never blocks (beyond the port mutex). The
+// event is valid until the next receive or Unknown call.
+func (p *Port) Receive() *Event {
+	now := p.now()
+	p.lastApp.Store(int64(now))
+	p.mu.Lock()
+	e := p.pollLocked(now)
+	if e == nil {
+		e = p.noEvent()
+	}
+	p.mu.Unlock()
+	return e
+}
+
+// ReceivePending is gm_receive_pending: it reports whether an event is
+// waiting (without polling the link).
+func (p *Port) ReceivePending() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.eng.Pending() > 0 || (!p.alarmQueued && p.alarmDueLocked(p.now()))
+}
+
+// SpinTime is how long BlockingReceive polls before it sleeps.
+const SpinTime = time.Millisecond
+
+// BlockingReceive is gm_blocking_receive: it polls for about SpinTime, then
+// sleeps in the kernel until a frame, an alarm or a protocol event. It
+// returns NoRecvEvent only if the port is closed meanwhile.
+func (p *Port) BlockingReceive() *Event {
+	end := p.now() + SpinTime
+	for {
+		e := p.Receive()
+		if e.Type != NoRecvEvent || p.closed.Load() {
+			return e
+		}
+		if p.now() >= end {
+			return p.sleep()
+		}
+	}
+}
+
+// BlockingReceiveNoSpin is gm_blocking_receive_no_spin: like
+// BlockingReceive, but it sleeps at once when nothing is pending. Unlike
+// GM it never returns _GM_SLEEP_EVENT: it blocks itself.
+func (p *Port) BlockingReceiveNoSpin() *Event {
+	e := p.Receive()
+	if e.Type != NoRecvEvent || p.closed.Load() {
+		return e
+	}
+	return p.sleep()
+}
+
+// maxSleep bounds one sleep in the kernel.
+const maxSleep = 100 * time.Millisecond
+
+func (p *Port) sleep() *Event {
+	for {
+		if p.closed.Load() {
+			return p.noEvent()
+		}
+		now := p.now()
+		p.mu.Lock()
+		if p.waiting {
+			// Another goroutine already sleeps on the link; poll politely.
+			e := p.nextEventLocked(now)
+			p.mu.Unlock()
+			if e != nil {
+				return e
+			}
+			time.Sleep(50 * time.Microsecond)
+			continue
+		}
+		if e := p.pollLocked(now); e != nil {
+			p.mu.Unlock()
+			return e
+		}
+		timeout := maxSleep
+		if d := p.eng.NextDeadline(); d != 0 && d-now < timeout {
+			timeout = d - now
+		}
+		if a := p.nextAlarmLocked(); a != 0 && a-now < timeout {
+			timeout = a - now
+		}
+		if timeout <= 0 {
+			timeout = time.Microsecond
+		}
+		p.waiting = true
+		p.mu.Unlock()
+		n, err := p.lk.Wait(p.frames, timeout)
+		now = p.now()
+		p.mu.Lock()
+		p.waiting = false
+		for i := 0; i < n; i++ {
+			p.eng.Input(now, p.frames[i])
+		}
+		if n > 0 {
+			p.eng.Tick(now)
+		}
+		p.lastApp.Store(int64(now))
+		p.mu.Unlock()
+		if err != nil {
+			return p.noEvent()
+		}
+	}
+}
+
+// Unknown is gm_unknown: pass it every event the client does not handle.
+// For SentTokensEvent it runs the completed sends' callbacks (in
+// completion order, returning their send tokens first); for AlarmEvent it
+// runs the expired alarms' callbacks; for a receive event it provides the
+// event's buffer again with its size, priority and tag (GM gives the
+// receive token back); other events are ignored. Callbacks run on the
+// caller's goroutine without the port mutex held.
+func (p *Port) Unknown(e *Event) {
+	switch {
+	case e.Type == SentTokensEvent:
+		for {
+			p.mu.Lock()
+			cb, ctx, st, ok := p.eng.PopCompletion()
+			p.mu.Unlock()
+			if !ok {
+				return
+			}
+			if f, _ := cb.(SendCallback); f != nil {
+				f(p, ctx, Status(st))
+			}
+		}
+	case e.Type == AlarmEvent:
+		p.mu.Lock()
+		p.alarmQueued = false
+		p.mu.Unlock()
+		p.runAlarms()
+	case e.Type.IsRecv():
+		if e.Buffer != nil {
+			_ = p.ProvideReceiveBuffer(e.Buffer, e.Size, e.Priority, e.Tag)
+		}
+	}
+}
+
+// ---- progress ----
+
+// progressTick is the progress goroutine's period.
+const progressTick = time.Millisecond
+
+func (p *Port) progress() {
+	defer p.wg.Done()
+	t := time.NewTicker(progressTick)
+	defer t.Stop()
+	poll := defDur(p.cfg.MapPoll, DefaultMapPoll)
+	nextMap := p.now() + poll
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+		}
+		now := p.now()
+		if now >= nextMap {
+			nextMap = now + poll
+			p.refresh()
+		}
+		appActive := now-time.Duration(p.lastApp.Load()) < progressTick
+		p.mu.Lock()
+		if p.waiting || appActive {
+			// The application reads the link; run the timers only.
+			if d := p.eng.NextDeadline(); d != 0 && now >= d {
+				p.eng.Tick(now)
+			}
+		} else {
+			n := p.lk.Recv(p.frames)
+			for i := 0; i < n; i++ {
+				p.eng.Input(now, p.frames[i])
+			}
+			if d := p.eng.NextDeadline(); n > 0 || (d != 0 && now >= d) {
+				p.eng.Tick(now)
+			}
+		}
+		p.wakeLocked()
+		p.mu.Unlock()
+	}
+}
+
+// refresh reloads the node map if its file changed and the set of open
+// ports of this unit.
+func (p *Port) refresh() {
+	p.openMask.Store(p.locks.openMask())
+	m, err := p.mapW.load()
+	if err != nil || m == nil {
+		return
+	}
+	p.nodeMap.Store(m)
+	p.mu.Lock()
+	e, ok := m.ByHost(p.host)
+	if !ok {
+		e, ok = m.ByMAC(p.mac)
+	}
+	if ok && uint32(e.ID) != p.nodeID.Load() {
+		p.nodeID.Store(uint32(e.ID))
+		p.eng.SetNodeID(uint32(e.ID))
+	}
+	p.eng.InvalidatePeers()
+	p.mu.Unlock()
+}
+
+// Ticks is gm_ticks: the time since the port opened, in units of half a
+// microsecond (GM_TICKS_PER_USEC = 2).
+func (p *Port) Ticks() uint64 { return uint64(p.now() / (time.Microsecond / TicksPerMicrosecond)) }
+
+// Stats are protocol counters of a port, for diagnostics and tests.
+type Stats = proto.Stats
+
+// Stats returns the port's protocol counters.
+func (p *Port) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.eng.Stats()
+}
+
+// LinkStats returns the counters of the port's link.
+func (p *Port) LinkStats() link.Stats { return p.lk.Stats() }
