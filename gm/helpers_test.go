@@ -57,6 +57,13 @@ func openPort(t testing.TB, h *netns.Host, id int, cfg *gm.Config) *gm.Port {
 		t.Fatalf("open %s port %d: %v", h.Name, id, err)
 	}
 	t.Cleanup(func() { p.Close() })
+	// Runs before Close (cleanups run last-in first-out): a failed test
+	// explains itself with the state of every port it opened.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("state of %s port %d at the failure:\n%s", h.Name, id, p.DebugState())
+		}
+	})
 	return p
 }
 

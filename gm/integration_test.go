@@ -151,6 +151,7 @@ func TestIntegrationAllSizes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	want := map[gm.Priority][]rec{}
 	n := 0
+	sendEnd := time.Now().Add(15 * time.Second)
 	for s := uint8(3); s <= 24; s++ {
 		max := gm.MaxLengthForSize(s)
 		for _, ln := range []int{0, 1, max, rng.IntN(max + 1)} {
@@ -168,6 +169,9 @@ func TestIntegrationAllSizes(t *testing.T) {
 					if !errors.Is(err, gm.ErrNoSendToken) {
 						t.Fatal(err)
 					}
+					if time.Now().After(sendEnd) {
+						t.Fatalf("send %d: no send token for 15 s (completions so far: %d)", n, len(comps.snapshot()))
+					}
 					time.Sleep(time.Millisecond)
 				}
 				n++
@@ -175,7 +179,7 @@ func TestIntegrationAllSizes(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	cs := comps.wait(t, n, 60*time.Second)
+	cs := comps.wait(t, n, 15*time.Second)
 	for _, c := range cs {
 		if c.st != gm.Success {
 			t.Fatalf("send %d: %v", c.id, c.st)

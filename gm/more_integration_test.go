@@ -43,6 +43,7 @@ func streamCheck(t *testing.T, pr *pair, count, maxLen int, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	want := map[gm.Priority][][]byte{}
 	start := time.Now()
+	sendEnd := start.Add(20 * time.Second)
 	for i := 0; i < count; i++ {
 		pri := gm.Priority(rng.IntN(2))
 		m := pattern(rng.IntN(maxLen+1), uint64(i))
@@ -55,10 +56,13 @@ func streamCheck(t *testing.T, pr *pair, count, maxLen int, seed uint64) {
 			if !errors.Is(err, gm.ErrNoSendToken) {
 				t.Fatal(err)
 			}
+			if time.Now().After(sendEnd) {
+				t.Fatalf("send %d: no send token for 20 s (completions so far: %d)", i, len(comps.snapshot()))
+			}
 			time.Sleep(200 * time.Microsecond)
 		}
 	}
-	for _, c := range comps.wait(t, count, 60*time.Second) {
+	for _, c := range comps.wait(t, count, 20*time.Second) {
 		if c.st != gm.Success {
 			t.Fatalf("send %d: %v", c.id, c.st)
 		}

@@ -807,3 +807,17 @@ func (p *Port) Stats() Stats {
 
 // LinkStats returns the counters of the port's link.
 func (p *Port) LinkStats() link.Stats { return p.lk.Stats() }
+
+// DebugState describes the port's internal state for diagnostics: the
+// protocol engine's streams (sequence numbers, frames in flight,
+// retransmission, probe and back-off state, timers), the port's polling
+// state and the link's counters. The format is for people and may change.
+func (p *Port) DebugState() string {
+	ls := p.lk.Stats()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	return fmt.Sprintf("port %d (%s) node %d on %s: closed %v waiting %v lastApp %v ago, alarms %d (queued %v)\n  link %+v\n%s",
+		p.id, p.name, p.nodeID.Load(), p.unit.Name, p.closed.Load(), p.waiting, now-time.Duration(p.lastApp.Load()),
+		len(p.alarms), p.alarmQueued, ls, p.eng.Dump(now))
+}
