@@ -1,0 +1,277 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/tests/netns"
+)
+
+// config holds the command-line settings.
+type config struct {
+	results    string
+	reps       int
+	mtus       []int
+	clientCPU  int
+	serverCPU  int
+	minSize    int
+	maxSize    int
+	iterations int
+	ppTime     time.Duration
+	tpTime     time.Duration
+	readme     string
+}
+
+func parseConfig(args []string) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("allsize", flag.ContinueOnError)
+	def := os.Getenv("RESULTS")
+	if def == "" {
+		def = "results"
+	}
+	fs.StringVar(&c.results, "results", def, "results `directory`; the run writes into <dir>/allsize-<date>/ (default $RESULTS or results)")
+	fs.IntVar(&c.reps, "reps", 3, "repetitions (interleaved)")
+	mtus := fs.String("mtus", "1500,9000", "comma-separated MTUs, one two-host path each")
+	fs.IntVar(&c.clientCPU, "client-cpu", 0, "CPU of the clients (taskset)")
+	fs.IntVar(&c.serverCPU, "server-cpu", 1, "CPU of the servers (taskset)")
+	fs.IntVar(&c.minSize, "min-size", 4, "gm_allsize --min-size")
+	fs.IntVar(&c.maxSize, "max-size", 21, "gm_allsize --max-size")
+	fs.IntVar(&c.iterations, "iterations", 1000, "gm_allsize --iterations")
+	fs.DurationVar(&c.ppTime, "pp-time", 2*time.Second, "duration of each sockperf ping-pong run")
+	fs.DurationVar(&c.tpTime, "tp-time", 3*time.Second, "duration of each sockperf throughput run")
+	fs.StringVar(&c.readme, "readme", "", "update the results section of this README `file` and copy the plot next to it")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	for f := range strings.SplitSeq(*mtus, ",") {
+		m, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || m < 576 || m > 65535 {
+			return nil, fmt.Errorf("-mtus: bad MTU %q", f)
+		}
+		c.mtus = append(c.mtus, m)
+	}
+	if c.reps < 1 {
+		return nil, errors.New("-reps must be at least 1")
+	}
+	return c, nil
+}
+
+func main() {
+	cfg, err := parseConfig(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintf(os.Stderr, "allsize: %v\n", err)
+		os.Exit(2)
+	}
+	if err := run(cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "allsize: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// path is one two-host path: two namespaces joined by a veth pair.
+type path struct {
+	mtu     int
+	cl      *netns.Cluster
+	client  *netns.Host // host0: every client
+	server  *netns.Host // host1: every server
+	mapFile string
+}
+
+// bench is the state of a run.
+type bench struct {
+	cfg   *config
+	dir   string // the results folder of this run
+	bin   string // gm_allsize
+	log   io.Writer
+	stop  chan os.Signal
+	paths []*path
+}
+
+func run(cfg *config) error {
+	for _, tool := range []string{"NPtcp", "sockperf", "taskset"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s not found (Debian: netpipe-tcp, sockperf, util-linux): %w", tool, err)
+		}
+	}
+	start := time.Now()
+	dir := filepath.Join(cfg.results, "allsize-"+start.Format("20060102-150405"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	logf, err := os.Create(filepath.Join(dir, "bench.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	b := &bench{cfg: cfg, dir: dir, log: logf, stop: make(chan os.Signal, 1)}
+	signal.Notify(b.stop, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(b.stop)
+
+	tmp, err := os.MkdirTemp("", "allsize-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	b.bin = filepath.Join(tmp, "gm_allsize")
+	fmt.Fprintf(os.Stderr, "building gm_allsize\n")
+	if out, err := exec.Command("go", "build", "-o", b.bin, "github.com/ethergm/ethergm/cmd/gm_allsize").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build gm_allsize: %v: %s", err, out)
+	}
+
+	defer b.closePaths()
+	for _, mtu := range cfg.mtus {
+		p, err := b.newPath(mtu)
+		if err != nil {
+			return err
+		}
+		b.paths = append(b.paths, p)
+	}
+	res := &Results{Machine: describeMachine(), Started: start.UTC(), LoadStart: loadAvg(), Config: ConfigRecord{
+		Reps: cfg.reps, MTUs: cfg.mtus, ClientCPU: cfg.clientCPU, ServerCPU: cfg.serverCPU,
+		MinSize: cfg.minSize, MaxSize: cfg.maxSize, Iterations: cfg.iterations,
+	}}
+	for _, p := range b.paths {
+		res.Paths = append(res.Paths, &PathResult{MTU: p.mtu, UDPDatagram: p.mtu - 28})
+	}
+	for rep := 1; rep <= cfg.reps; rep++ {
+		for _, p := range b.paths {
+			if err := b.repetition(p, rep, res); err != nil {
+				return fmt.Errorf("MTU %d repetition %d: %w", p.mtu, rep, err)
+			}
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	res.LoadEnd = loadAvg()
+	res.compute()
+	table := res.Markdown()
+	fmt.Print(table)
+	if err := res.write(dir); err != nil {
+		return err
+	}
+	if cfg.readme != "" {
+		if err := res.updateReadme(cfg.readme, dir); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "results in %s (%.0f s)\n", dir, res.Seconds)
+	if len(res.Failures) > 0 {
+		return fmt.Errorf("%d measurements failed (see results.json and bench.log): %s", len(res.Failures), strings.Join(res.Failures, "; "))
+	}
+	return nil
+}
+
+func (b *bench) newPath(mtu int) (*path, error) {
+	cl, err := netns.NewCluster(netns.Options{Hosts: 2, Direct: true, MTU: mtu})
+	if err != nil {
+		return nil, err
+	}
+	p := &path{mtu: mtu, cl: cl, client: cl.Hosts[0], server: cl.Hosts[1]}
+	var entries []gm.MapEntry
+	for i, h := range cl.Hosts {
+		entries = append(entries, gm.MapEntry{ID: gm.NodeID(i + 1), Host: h.Name, MACs: [][6]byte{[6]byte(h.MACs[0])}})
+	}
+	m, err := gm.NewNodeMap(entries)
+	if err == nil {
+		p.mapFile = filepath.Join(cl.Dir, "map")
+		err = os.WriteFile(p.mapFile, m.Format(), 0o644)
+	}
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	fmt.Fprintf(b.log, "== path MTU %d: %s (%s) <-> %s (%s)\n", mtu, p.client.Name, p.client.Addrs[0], p.server.Name, p.server.Addrs[0])
+	return p, nil
+}
+
+func (b *bench) closePaths() {
+	for _, p := range b.paths {
+		if err := p.cl.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "allsize: %v\n", err)
+		}
+	}
+}
+
+// interrupted reports whether a signal asked the run to stop.
+func (b *bench) interrupted() error {
+	select {
+	case s := <-b.stop:
+		return fmt.Errorf("stopped by %v", s)
+	default:
+		return nil
+	}
+}
+
+// repetition runs every measurement once on p. A measurement that fails
+// is recorded in res.Failures and left out of the medians; only an
+// interruption stops the run.
+func (b *bench) repetition(p *path, rep int, res *Results) error {
+	var r *PathResult
+	for _, x := range res.Paths {
+		if x.MTU == p.mtu {
+			r = x
+		}
+	}
+	steps := []struct {
+		name string
+		fn   func() error
+	}{
+		{"gm_allsize", func() error {
+			pts, err := b.gmAllsize(p, rep)
+			if err == nil {
+				r.EtherGM = append(r.EtherGM, pts)
+			}
+			return err
+		}},
+		{"NPtcp", func() error {
+			s, err := b.netpipe(p, rep)
+			if err == nil {
+				r.TCP = append(r.TCP, s)
+			}
+			return err
+		}},
+		{"sockperf pp", func() error {
+			s, err := b.udpPingPong(p, r.UDPDatagram)
+			if err == nil {
+				r.UDPPingPong = append(r.UDPPingPong, s)
+			}
+			return err
+		}},
+		{"sockperf tp", func() error {
+			s, err := b.udpThroughput(p, r.UDPDatagram)
+			if err == nil {
+				r.UDPThroughput = append(r.UDPThroughput, s)
+			}
+			return err
+		}},
+	}
+	for _, s := range steps {
+		if err := b.interrupted(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		fmt.Fprintf(os.Stderr, "MTU %d rep %d/%d: %s ... ", p.mtu, rep, b.cfg.reps, s.name)
+		fmt.Fprintf(b.log, "\n=== MTU %d rep %d: %s\n", p.mtu, rep, s.name)
+		if err := s.fn(); err != nil {
+			fmt.Fprintf(os.Stderr, "failed: %v\n", err)
+			fmt.Fprintf(b.log, "FAILED: %v\n", err)
+			res.Failures = append(res.Failures, fmt.Sprintf("MTU %d rep %d %s: %v", p.mtu, rep, s.name, err))
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "%.1f s\n", time.Since(t0).Seconds())
+	}
+	return nil
+}
