@@ -52,12 +52,15 @@ fuzz:
 ## bench: link, ports and baselines (UDP sockperf, TCP NetPIPE) between two netns hosts.
 bench:
 	@scripts/deps.sh bench
-	$(GO) run ./bench/cmd/egm-bench -results $(RESULTS)
+	CGO_ENABLED=0 $(GO) build -o bin/ ./bench/cmd/... ./cmd/...
+	bin/egm-bench -bin bin -results $(RESULTS)
+	$(GO) run ./bench/allsize -results $(RESULTS)
 
 ## demo: a netns cluster, a real transfer, printed results.
 demo:
 	@scripts/deps.sh demo
-	$(GO) run ./cmd/egm-demo
+	CGO_ENABLED=0 $(GO) build -o bin/ ./cmd/...
+	bin/egm-demo -bin bin
 
 ## wireshark-install: copy the dissector into your Wireshark plugin folder.
 wireshark-install:

@@ -1,10 +1,16 @@
 // Command egm-demo is what `make demo` runs: it builds a small cluster of hosts
 // in network namespaces on this machine, moves real EtherGM frames between
-// them over AF_PACKET rings, prints what it measured, and removes everything
-// it made.
+// them, prints what it measured, and removes everything it made:
+//
+//  1. the link layer alone: a 64-byte ping-pong over the AF_PACKET rings
+//     (polling and blocking) and a stream of full frames;
+//  2. GM ports: the node map every host shares (what a mapper would write),
+//     `gm_allsize --verify` on one host (loopback through the local unit,
+//     every byte checked), and a two-host `gm_allsize` run, a server on the
+//     last host and the client on the first, across the switch.
 //
 // It needs root (CAP_NET_ADMIN for the namespaces, CAP_NET_RAW for the
-// sockets).
+// sockets) and a gm_allsize binary (-bin, or built with `go build`).
 package main
 
 import (
@@ -27,15 +33,16 @@ func main() {
 		hosts  = flag.Int("hosts", 3, "hosts in the cluster (one switch)")
 		rounds = flag.Int("rounds", 20000, "ping-pong round trips")
 		dur    = flag.Duration("stream", 2*time.Second, "how long to stream full frames")
+		bin    = flag.String("bin", "", "folder holding gm_allsize (default: build it with go build)")
 	)
 	flag.Parse()
-	if err := run(*hosts, *rounds, *dur); err != nil {
+	if err := run(*hosts, *rounds, *dur, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "egm-demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(nhosts, rounds int, streamFor time.Duration) error {
+func run(nhosts, rounds int, streamFor time.Duration, bin string) error {
 	if nhosts < 2 {
 		return errors.New("-hosts must be at least 2")
 	}
@@ -105,7 +112,10 @@ func run(nhosts, rounds int, streamFor time.Duration) error {
 	fmt.Printf("counters %s: rx %d tx %d crc-errors %d kernel-drops %d; %s: rx %d tx %d crc-errors %d kernel-drops %d\n",
 		a.Name, sa.RxFrames, sa.TxFrames, sa.CRCErrors, sa.KernelDrops,
 		b.Name, sb.RxFrames, sb.TxFrames, sb.CRCErrors, sb.KernelDrops)
-	return nil
+	la.Close()
+	lb.Close()
+
+	return gmDemo(c, bin)
 }
 
 // openIn opens a link on the host's first interface from inside its namespace.

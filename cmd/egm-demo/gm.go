@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/tests/netns"
+)
+
+// gmDemo runs the GM part of the demo: the shared node map, gm_allsize
+// --verify on the first host, and a two-host gm_allsize run.
+func gmDemo(c *netns.Cluster, bin string) error {
+	allsize, cleanup, err := allsizeBinary(bin)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+
+	mapPath, err := writeNodeMap(c)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nGM ports. Node map %s (what a mapper would write; every host reads it):\n", mapPath)
+	data, _ := os.ReadFile(mapPath)
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		fmt.Println("  " + line)
+	}
+
+	a, b := c.Hosts[0], c.Hosts[len(c.Hosts)-1]
+	env := func(h *netns.Host, args ...string) []string {
+		return append([]string{"ETHERGM_HOST=" + h.Name, "ETHERGM_STATE_DIR=" + h.Dir, "ETHERGM_MAP=" + mapPath, allsize}, args...)
+	}
+
+	fmt.Printf("\n%s: gm_allsize --verify (loopback between two ports of one host, every byte checked)\n", a.Name)
+	out, err := runIn(a, 2*time.Minute, env(a, "--verify", "--min-size", "3", "--max-size", "16", "--iterations", "200", "--priority", "both")...)
+	printSummary(out, false)
+	if err != nil {
+		return fmt.Errorf("gm_allsize --verify on %s: %w", a.Name, err)
+	}
+
+	fmt.Printf("\n%s serves, %s measures: gm_allsize --remote-host=%s --verify, size classes 3..21, across the switch\n", b.Name, a.Name, b.Name)
+	srv, err := b.Start("env", env(b, "--serve", "--once")...)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	if err := waitFor(srv, "serving on", 10*time.Second); err != nil {
+		return err
+	}
+	out, err = runIn(a, 3*time.Minute, env(a, "--remote-host="+b.Name, "--verify", "--min-size", "3", "--max-size", "21", "--iterations", "500", "--lengths", "0,8,64,1k,4k,64k,1M")...)
+	printSummary(out, true)
+	if err != nil {
+		return fmt.Errorf("gm_allsize --remote-host=%s: %w\n%s", b.Name, err, srv.Output())
+	}
+	return nil
+}
+
+// writeNodeMap writes a node map naming every host of c (node id = index+1).
+func writeNodeMap(c *netns.Cluster) (string, error) {
+	var entries []gm.MapEntry
+	for i, h := range c.Hosts {
+		e := gm.MapEntry{ID: gm.NodeID(i + 1), Host: h.Name}
+		for _, m := range h.MACs {
+			e.MACs = append(e.MACs, [6]byte(m))
+		}
+		entries = append(entries, e)
+	}
+	m, err := gm.NewNodeMap(entries)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(c.Dir, "map")
+	return path, os.WriteFile(path, m.Format(), 0o644)
+}
+
+// allsizeBinary returns the path of gm_allsize: from dir if given, else
+// built into a temporary folder that cleanup removes.
+func allsizeBinary(dir string) (string, func(), error) {
+	if dir != "" {
+		p, err := filepath.Abs(filepath.Join(dir, "gm_allsize"))
+		if err != nil {
+			return "", nil, err
+		}
+		if _, err := os.Stat(p); err != nil {
+			return "", nil, fmt.Errorf("no gm_allsize in %s: %w", dir, err)
+		}
+		return p, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "egm-demo-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	p := filepath.Join(tmp, "gm_allsize")
+	cmd := exec.Command("go", "build", "-o", p, "github.com/ethergm/ethergm/cmd/gm_allsize")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("building gm_allsize (or pass -bin): %v\n%s", err, out)
+	}
+	return p, cleanup, nil
+}
+
+func runIn(h *netns.Host, timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, err := h.CommandContext(ctx, "env", args...).CombinedOutput()
+	if ctx.Err() != nil {
+		return string(out), fmt.Errorf("timed out after %v", timeout)
+	}
+	return string(out), err
+}
+
+func waitFor(p *netns.Proc, text string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(p.Output(), text) {
+		select {
+		case <-p.Done():
+			return fmt.Errorf("%s exited: %v\n%s", p, p.Wait(), p.Output())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after %v:\n%s", p, timeout, p.Output())
+		}
+	}
+	return nil
+}
+
+// printSummary prints gm_allsize's output indented: every line when all is
+// true, else only the first and last result lines and the summary.
+func printSummary(out string, all bool) {
+	var results, rest []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "size ") {
+			results = append(results, sc.Text())
+		} else {
+			rest = append(rest, sc.Text())
+		}
+	}
+	if !all && len(results) > 4 {
+		fmt.Printf("  %s\n  %s\n  ... %d lines ...\n  %s\n", results[0], results[1], len(results)-3, results[len(results)-1])
+	} else {
+		for _, l := range results {
+			fmt.Println("  " + l)
+		}
+	}
+	for _, l := range rest {
+		if strings.TrimSpace(l) != "" {
+			fmt.Println("  " + l)
+		}
+	}
+}
