@@ -53,7 +53,7 @@ fuzz:
 bench:
 	@scripts/deps.sh bench
 	CGO_ENABLED=0 $(GO) build -o bin/ ./bench/cmd/... ./cmd/...
-	bin/egm-bench -bin bin -results $(RESULTS)
+	bin/egm-bench -bin bin -out $(RESULTS)
 	$(GO) run ./bench/allsize -results $(RESULTS)
 
 ## demo: a netns cluster, a real transfer, printed results.

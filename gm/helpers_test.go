@@ -1,6 +1,7 @@
 package gm_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -57,14 +58,43 @@ func openPort(t testing.TB, h *netns.Host, id int, cfg *gm.Config) *gm.Port {
 		t.Fatalf("open %s port %d: %v", h.Name, id, err)
 	}
 	t.Cleanup(func() { p.Close() })
-	// Runs before Close (cleanups run last-in first-out): a failed test
-	// explains itself with the state of every port it opened.
+	dumpOnFailure(t, h.Name, id, p)
+	return p
+}
+
+var (
+	portsMu  sync.Mutex
+	testPort = map[testing.TB][]func() string{}
+)
+
+// dumpOnFailure registers p so that a failed test explains itself with the
+// state of every port it opened, all taken before any of them is closed
+// (cleanups run last-in first-out, so the newest one dumps them all).
+func dumpOnFailure(t testing.TB, host string, id int, p *gm.Port) {
+	portsMu.Lock()
+	first := len(testPort[t]) == 0
+	testPort[t] = append(testPort[t], func() string {
+		return fmt.Sprintf("state of %s port %d:\n%s", host, id, p.DebugState())
+	})
+	portsMu.Unlock()
+	if first {
+		t.Cleanup(func() {
+			portsMu.Lock()
+			delete(testPort, t)
+			portsMu.Unlock()
+		})
+	}
 	t.Cleanup(func() {
+		portsMu.Lock()
+		fs := testPort[t]
+		testPort[t] = nil
+		portsMu.Unlock()
 		if t.Failed() {
-			t.Logf("state of %s port %d at the failure:\n%s", h.Name, id, p.DebugState())
+			for _, f := range fs {
+				t.Log(f())
+			}
 		}
 	})
-	return p
 }
 
 // loop runs p's event loop on a goroutine: receive events go to onRecv

@@ -539,18 +539,41 @@ func (p *Port) wakeLocked() {
 // and returns the next event, or nil.
 func (p *Port) pollLocked(now time.Duration) *Event {
 	if !p.waiting {
+		p.drainLocked(now)
+	}
+	return p.nextEventLocked(now)
+}
+
+// maxDrain bounds the frames one drainLocked reads, so that a flood of
+// frames cannot keep a Receive from returning.
+const maxDrain = 1024
+
+// drainLocked feeds the engine every frame waiting in the link, sending the
+// acks and frames that became due after each full batch, then runs the
+// timers if frames arrived or a deadline passed. now must have been taken
+// before the first Recv: the engine's timers judge the peer at now, so every
+// frame that arrived before now must have been read (see proto.Engine.Tick).
+// If maxDrain frames were read and more may be waiting, the timers wait for
+// the next drain.
+func (p *Port) drainLocked(now time.Duration) {
+	got := 0
+	for {
 		n := p.lk.Recv(p.frames)
 		for i := 0; i < n; i++ {
 			p.eng.Input(now, p.frames[i])
 		}
-		if n > 0 {
-			p.eng.Tick(now)
+		got += n
+		if n < len(p.frames) {
+			break
+		}
+		p.eng.Pump(now)
+		if got >= maxDrain {
+			return
 		}
 	}
-	if d := p.eng.NextDeadline(); d != 0 && now >= d {
+	if d := p.eng.NextDeadline(); got > 0 || (d != 0 && now >= d) {
 		p.eng.Tick(now)
 	}
-	return p.nextEventLocked(now)
 }
 
 func (p *Port) nextEventLocked(now time.Duration) *Event {
@@ -683,7 +706,9 @@ func (p *Port) sleep() *Event {
 			p.eng.Input(now, p.frames[i])
 		}
 		if n > 0 {
-			p.eng.Tick(now)
+			// More frames may be waiting: the timers run in the next
+			// pollLocked, after the link has been drained.
+			p.eng.Pump(now)
 		}
 		p.lastApp.Store(int64(now))
 		p.mu.Unlock()
@@ -750,19 +775,20 @@ func (p *Port) progress() {
 		}
 		appActive := now-time.Duration(p.lastApp.Load()) < progressTick
 		p.mu.Lock()
-		if p.waiting || appActive {
-			// The application reads the link; run the timers only.
+		switch {
+		case p.waiting:
+			// A BlockingReceive sleeps in link.Wait and owns the link's
+			// reader side. Timers may only run right after the link was
+			// drained, so if one is due, wake the sleeper: it drains the
+			// link and runs them.
 			if d := p.eng.NextDeadline(); d != 0 && now >= d {
-				p.eng.Tick(now)
+				p.lk.Wake()
 			}
-		} else {
-			n := p.lk.Recv(p.frames)
-			for i := 0; i < n; i++ {
-				p.eng.Input(now, p.frames[i])
-			}
-			if d := p.eng.NextDeadline(); n > 0 || (d != 0 && now >= d) {
-				p.eng.Tick(now)
-			}
+		case appActive:
+			// The application polls; its Receive drains the link and runs
+			// the timers.
+		default:
+			p.drainLocked(now)
 		}
 		p.wakeLocked()
 		p.mu.Unlock()

@@ -185,8 +185,9 @@ type txStream struct {
 	lastHeard         Time
 	backoff           time.Duration
 	backoffUntil      Time
-	noBufSince        Time
-	noBuf             bool
+	noBufSince        Time   // when the refused message became the oldest unacknowledged one
+	noBuf             bool   // the receiver refused the message at noBufSeq (NackNoBuffer)
+	noBufSeq          uint32 // first sequence number of the refused message
 	fastHold          Time
 }
 
@@ -213,6 +214,9 @@ type rxStream struct {
 	unacked  int
 	ackDue   Time
 	inAck    bool
+
+	lastNackSeq    uint32 // the refused message of the last nack sent on the stream
+	lastNackReason wire.NackReason
 }
 
 // rxMsgs is how many messages of one stream can be reassembled at once.
@@ -274,6 +278,10 @@ type Engine struct {
 	hdr         wire.HeaderFields
 	stats       Stats
 	txBlock     bool
+
+	tr      [traceLen]traceEntry
+	trN     int
+	lastNow Time // the time of the last Input (for traces)
 }
 
 // New returns an engine for cfg that sends through out.
@@ -403,7 +411,7 @@ func (e *Engine) tx(p *peer, port, pri uint8) *txStream {
 	s := p.tx[port][pri]
 	if s == nil {
 		s = &txStream{peer: p, port: port, pri: pri, rto: e.cfg.InitialRTO}
-		e.newSession(s)
+		e.newSession(0, s)
 		p.tx[port][pri] = s
 	}
 	return s
@@ -433,12 +441,15 @@ func nonzeroRand() uint32 {
 
 // newSession starts a new session on s: fresh session id, fresh random
 // sequence numbers, and every queued message unassigned.
-func (e *Engine) newSession(s *txStream) {
+func (e *Engine) newSession(now Time, s *txStream) {
 	old := s.session
 	for s.session == old {
 		s.session = nonzeroRand()
 	}
 	seq := InitialSeq(s.session)
+	if old != 0 {
+		e.trace(now, trSession, s.peer.node, s.port, s.pri, seq, s.session, old, 0, 0, 0)
+	}
 	s.nextSeq, s.una, s.nxt, s.hiSent, s.rtxNext, s.rtxEnd = seq, seq, seq, seq, seq, seq
 	s.sacked.reset()
 	s.qAssigned = 0
@@ -500,6 +511,10 @@ func (e *Engine) Send(now Time, msg []byte, size uint8, length int, pri uint8, n
 	}
 	*r = sendRec{msg: msg, length: uint32(length), size: size, kind: recMsg, nseg: nseg, cb: cb, ctx: ctx, next: -1}
 	s := e.tx(p, port, pri)
+	if s.qLen == 0 {
+		// The stream becomes busy: the liveness timeout runs from now.
+		s.lastHeard = now
+	}
 	s.q[(s.qHead+s.qLen)%qCap] = i
 	s.qLen++
 	e.activate(s)
@@ -546,7 +561,7 @@ func (e *Engine) recover(now Time, pri uint8, node uint32, port uint8, cb, ctx a
 			}
 		}
 		s.disabled = false
-		e.newSession(s)
+		e.newSession(now, s)
 		s.lastHeard = now
 		if s.qLen > 0 {
 			e.activate(s)

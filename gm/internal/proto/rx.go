@@ -9,6 +9,7 @@ import (
 // frame is not retained. Call Tick after a batch of Input calls: it sends
 // the acks and frames the input made due.
 func (e *Engine) Input(now Time, frame []byte) {
+	e.lastNow = now
 	h, err := wire.ParseFrame(frame, e.cfg.EtherType)
 	if err != nil {
 		e.stats.Malformed++
@@ -99,6 +100,7 @@ func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 	fl := h.Flags()
 	if fl&wire.FlagAckValid != 0 {
 		if s := p.tx[sp][pri]; s != nil && !s.disabled {
+			s.lastHeard = now
 			e.onAckValue(now, s, h.Ack())
 		}
 	}
@@ -161,9 +163,18 @@ func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 			startSeq = seq - h.Offset()/rs.segLen
 		}
 		if startSeq != next || (!start && startSeq == seq) || rs.mLen == rxMsgs {
+			e.stats.OutOfWindow++
+			if startSeq != next && rs.lastNackSeq == next && (rs.lastNackReason == wire.NackNoBuffer || rs.lastNackReason == wire.NackRejected) {
+				// A frame of a message after one we refused: the sender
+				// rewinds to the refused message when it gets the nack,
+				// so asking it to go back would only repeat frames.
+				return
+			}
 			// A frame of a message whose first frame is missing: drop it
 			// and ask the sender to go back.
-			e.stats.OutOfWindow++
+			if !rs.dropped {
+				e.trace(now, trDropGoBack, p.node, sp, pri, InitialSeq(rs.session), seq, rs.rcvNxt, 0, 0, 0)
+			}
 			rs.dropped = true
 			e.scheduleAck(now, rs, true)
 			return
@@ -175,7 +186,13 @@ func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 		}
 		slot, ok := e.pools.Take(pri, size)
 		if !ok {
-			e.sendNackSeq(frame, h, wire.NackNoBuffer, e.cfg.Port, rs, startSeq)
+			// Every frame of the message is refused, but one nack per
+			// round is enough: the sender rewinds on the first and then
+			// probes with the first frame, whose refusal is always
+			// answered.
+			if start || rs.lastNackSeq != startSeq || rs.lastNackReason != wire.NackNoBuffer {
+				e.sendNackSeq(frame, h, wire.NackNoBuffer, e.cfg.Port, rs, startSeq)
+			}
 			return
 		}
 		if int(msgLen) > len(e.pools.Buffer(slot).Buf) {
@@ -339,6 +356,10 @@ func (e *Engine) sendNackSeq(frame []byte, h wire.Header, reason wire.NackReason
 	e.hdr = wire.HeaderFields{
 		Type: wire.TypeNack, TargetPort: h.SourcePort(), SourcePort: src, Flags: fl, Status: uint8(reason),
 		TargetNode: h.SourceNode(), SourceNode: e.cfg.NodeID, Session: h.Session(), Seq: seq, Ack: ack,
+	}
+	if rs != nil {
+		e.trace(e.lastNow, trNackSent, rs.peer.node, rs.port, rs.pri, InitialSeq(rs.session), seq, rs.rcvNxt, 0, uint32(reason), 0)
+		rs.lastNackSeq, rs.lastNackReason = seq, reason
 	}
 	dst := wire.Ethernet(frame).Src()
 	e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], dst, e.cfg.MAC, e.cfg.EtherType, &e.hdr, nil)

@@ -197,6 +197,7 @@ func (e *Engine) pump(now Time, s *txStream) {
 			s.rttValid, s.rttSeq, s.rttTime = true, seq, now
 		}
 		if s.probing {
+			e.trace(now, trProbe, s.peer.node, s.port, s.pri, InitialSeq(s.session), seq, s.nxt, 0, 0, s.lastHeard)
 			break
 		}
 		if len(e.txFrames) == batchMax && !e.flush(s) {
@@ -206,9 +207,6 @@ func (e *Engine) pump(now Time, s *txStream) {
 	e.flush(s)
 	if wasIdle && e.outstanding(s) {
 		s.rtoAt = now + s.rto
-		if now-s.lastHeard > s.rto {
-			s.lastHeard = now
-		}
 	}
 }
 
@@ -274,7 +272,21 @@ func (e *Engine) advance(now Time, s *txStream, newUna uint32) {
 		}
 		e.complete(e.popHead(s), StatusSuccess)
 	}
-	s.probing, s.noBuf, s.backoff = false, false, 0
+	switch {
+	case !s.noBuf:
+		s.probing, s.backoff = false, 0 // the session's first frame was acked
+	case diff(s.una, s.noBufSeq) > 0:
+		// The refused message's first frame got through: a buffer is bound.
+		e.trace(now, trNoBufClear, s.peer.node, s.port, s.pri, InitialSeq(s.session), newUna, s.nxt, 0, 0, s.lastHeard)
+		s.probing, s.noBuf, s.backoff = false, false, 0
+	case s.una == s.noBufSeq:
+		// Every earlier message is through; the refused one is now the
+		// oldest, and only now does the receiver's lack of a buffer count
+		// against the progress timeout. The probe goes out when the back-off
+		// allows (at the latest at the progress deadline).
+		s.noBufSince = now
+		s.backoffUntil = min(s.backoffUntil, now+s.backoff)
+	}
 	s.rtoAt = now + s.rto
 }
 
@@ -342,6 +354,7 @@ func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
 		}
 	}
 	if h.Flags()&wire.FlagRetransmit != 0 && now >= s.fastHold && e.outstanding(s) {
+		e.trace(now, trGoBack, s.peer.node, s.port, s.pri, InitialSeq(s.session), s.una, s.nxt, 0, 0, s.lastHeard)
 		s.rtxNext = s.una
 		if diff(s.nxt, s.rtxEnd) > 0 {
 			s.rtxEnd = s.nxt
@@ -359,41 +372,82 @@ func (e *Engine) onNack(now Time, s *txStream, h wire.Header) {
 		e.onAckValue(now, s, h.Ack())
 	}
 	q := h.Seq()
+	e.trace(now, trNackRecv, s.peer.node, s.port, s.pri, InitialSeq(s.session), q, s.una, s.nxt, uint32(h.Status()), s.lastHeard)
 	if s.disabled || diff(q, s.una) < 0 || diff(q, s.hiSent) >= 0 {
 		return
 	}
 	switch wire.NackReason(h.Status()) {
 	case wire.NackNoBuffer:
-		s.nxt = q
-		s.rtxNext, s.rtxEnd = q, q
-		s.rttValid = false
-		s.probing = true
-		if !s.noBuf {
-			s.noBuf, s.noBufSince = true, now
-		}
-		if s.backoff == 0 {
-			s.backoff = 2 * s.srtt
-			if s.backoff < 200*time.Microsecond {
-				s.backoff = 200 * time.Microsecond
-			}
-		} else if s.backoff < 50*time.Millisecond {
-			s.backoff *= 2
-		}
-		s.backoffUntil = now + s.backoff
+		e.onNoBuffer(now, s, q)
 	case wire.NackRejected:
 		if q == s.una {
-			e.fail(s, StatusSendRejected)
+			e.fail(now, s, StatusSendRejected)
 		}
 	case wire.NackPortClosed:
-		e.fail(s, StatusTargetPortClosed)
+		e.fail(now, s, StatusTargetPortClosed)
 	case wire.NackStaleSession:
-		e.newSession(s)
+		e.newSession(now, s)
 		e.pump(now, s)
 	}
 }
 
+// Bounds of the back-off between probes of a message refused for lack of a
+// receive buffer.
+const (
+	minProbeBackoff = 200 * time.Microsecond
+	maxProbeBackoff = 50 * time.Millisecond
+)
+
+// onNoBuffer handles a NackNoBuffer for the message starting at q (una <= q
+// < hiSent).
+//
+// The receiver refuses every frame of the message that reaches it without a
+// buffer, so one round of transmissions yields up to a window of refusals
+// for the same q, arriving over a long time when the receiver is slow.
+// Only the first refusal of a round counts: it rewinds the stream to q and
+// starts probing (the message's first frame alone, after a back-off). The
+// refusals of frames sent before that rewind (q >= nxt: nothing from q on is
+// in flight) change nothing: they neither push the probe out nor grow the
+// back-off, so a stream of refusals can never starve the probe or the
+// progress timeout. A refusal arriving while a probe is in flight is the
+// probe's answer: the back-off doubles, and once the message has been the
+// oldest unacknowledged one for ProgressTimeout the send fails with
+// StatusSendTimedOut. Probes are timed so that one goes out at that
+// deadline, so the decision is always based on a refusal of a probe sent at
+// or after it.
+func (e *Engine) onNoBuffer(now Time, s *txStream, q uint32) {
+	if diff(q, s.nxt) >= 0 {
+		return // nothing from q on is in flight: a refusal of an earlier round
+	}
+	probeAnswer := s.noBuf && q == s.noBufSeq
+	s.nxt = q
+	if diff(s.rtxEnd, q) > 0 {
+		s.rtxEnd = q // lost frames before q are still resent
+	}
+	if diff(s.rtxNext, s.rtxEnd) > 0 {
+		s.rtxNext = s.rtxEnd
+	}
+	s.rttValid = false
+	s.probing = true
+	if !probeAnswer {
+		s.noBuf, s.noBufSeq, s.noBufSince = true, q, now
+		s.backoff = max(minProbeBackoff, min(maxProbeBackoff, 2*s.srtt))
+	} else {
+		if s.una == q && now-s.noBufSince >= e.cfg.ProgressTimeout {
+			e.fail(now, s, StatusSendTimedOut)
+			return
+		}
+		s.backoff = min(2*s.backoff, maxProbeBackoff)
+	}
+	s.backoffUntil = now + s.backoff
+	if s.una == q {
+		s.backoffUntil = min(s.backoffUntil, s.noBufSince+e.cfg.ProgressTimeout)
+	}
+}
+
 // fail completes the stream's head message with st and disables the stream.
-func (e *Engine) fail(s *txStream, st Status) {
+func (e *Engine) fail(now Time, s *txStream, st Status) {
+	e.trace(now, trFail, s.peer.node, s.port, s.pri, InitialSeq(s.session), s.una, s.nxt, 0, uint32(st), s.lastHeard)
 	if s.qLen > 0 {
 		e.complete(e.popHead(s), st)
 	}
@@ -406,8 +460,13 @@ func (e *Engine) fail(s *txStream, st Status) {
 }
 
 // Tick runs the timers that are due, sends due acks and transmits what the
-// windows allow. Call it after every batch of Input calls and whenever
-// NextDeadline has passed.
+// windows allow. Call it after a batch of Input calls that emptied the link
+// and whenever NextDeadline has passed, but only once every frame received
+// before now has been given to Input: the timers judge the peer (no answer
+// for LivenessTimeout fails the stream) and must not do so while its
+// answers wait unread in the link, as they can for a long time on a loaded
+// machine. After a batch that may have left frames in the link, call Pump
+// instead.
 func (e *Engine) Tick(now Time) {
 	e.txBlock = false
 	j := 0
@@ -418,26 +477,24 @@ func (e *Engine) Tick(now Time) {
 		}
 		e.active[j] = s
 		j++
-		if e.outstanding(s) || s.probing {
-			if now-s.lastHeard > e.cfg.LivenessTimeout {
-				e.stats.Timeouts++
-				e.fail(s, StatusTargetNodeUnreached)
-				continue
-			}
-			if s.noBuf && now-s.noBufSince > e.cfg.ProgressTimeout {
-				e.fail(s, StatusSendTimedOut)
-				continue
-			}
-			if e.outstanding(s) && now >= s.rtoAt {
-				e.stats.Timeouts++
-				s.rtxNext = s.una
-				s.rtxEnd = s.nxt
-				s.rtxAll = true
-				s.rto = e.clampRTO(2 * s.rto)
-				s.rtoAt = now + s.rto
-				s.rttValid = false
-				s.fastHold = now + s.rto/2
-			}
+		// The stream has work (qLen > 0): without any answer from the peer
+		// for LivenessTimeout it fails, whether frames are in flight, a
+		// probe waits for its back-off, or the link refuses to send.
+		if now-s.lastHeard > e.cfg.LivenessTimeout {
+			e.stats.Timeouts++
+			e.fail(now, s, StatusTargetNodeUnreached)
+			continue
+		}
+		if e.outstanding(s) && now >= s.rtoAt {
+			e.trace(now, trRTO, s.peer.node, s.port, s.pri, InitialSeq(s.session), s.una, s.nxt, 0, uint32(s.rto/time.Millisecond), s.lastHeard)
+			e.stats.Timeouts++
+			s.rtxNext = s.una
+			s.rtxEnd = s.nxt
+			s.rtxAll = true
+			s.rto = e.clampRTO(2 * s.rto)
+			s.rtoAt = now + s.rto
+			s.rttValid = false
+			s.fastHold = now + s.rto/2
 		}
 		e.pump(now, s)
 	}
@@ -445,6 +502,20 @@ func (e *Engine) Tick(now Time) {
 		e.active[k] = nil
 	}
 	e.active = e.active[:j]
+	e.flushAcks(now, false)
+	e.setDeadline(now)
+}
+
+// Pump sends the acks that are due and transmits what the windows allow,
+// without running the timers. Call it after a batch of Input calls when more
+// frames may be waiting in the link (see Tick).
+func (e *Engine) Pump(now Time) {
+	e.txBlock = false
+	for _, s := range e.active {
+		if !s.disabled && s.qLen > 0 {
+			e.pump(now, s)
+		}
+	}
 	e.flushAcks(now, false)
 	e.setDeadline(now)
 }
@@ -481,18 +552,13 @@ func (e *Engine) setDeadline(now Time) {
 		if s.disabled {
 			continue
 		}
+		if s.qLen > 0 {
+			min(s.lastHeard + e.cfg.LivenessTimeout + 1)
+		}
 		if e.outstanding(s) {
 			min(s.rtoAt)
-			min(s.lastHeard + e.cfg.LivenessTimeout + 1)
-		}
-		if s.probing && !e.outstanding(s) && s.qLen > 0 {
-			if s.backoffUntil > now {
-				min(s.backoffUntil)
-			}
-			min(s.lastHeard + e.cfg.LivenessTimeout + 1)
-		}
-		if s.noBuf {
-			min(s.noBufSince + e.cfg.ProgressTimeout + 1)
+		} else if s.probing && s.qLen > 0 && s.backoffUntil > now {
+			min(s.backoffUntil)
 		}
 	}
 	for _, rs := range e.ackList {
