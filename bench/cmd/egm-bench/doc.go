@@ -1,0 +1,46 @@
+// Command egm-bench is the driver of `make bench`: it measures EtherGM's link
+// layer next to kernel UDP and TCP on the same veth pair and prints medians
+// and ratios.
+//
+// It builds a two-host network-namespace cluster joined by one veth pair
+// (package tests/netns, Options{Hosts: 2, Direct: true}, MTU 1500), pins every
+// client or sender to CPU 0 and every server or receiver to CPU 1 with
+// taskset, and runs -reps interleaved repetitions of:
+//
+//  1. floor ping-pong: egm-floor, a bare busy-polled TPACKET_V3 ring
+//     ping-pong with no protocol and no CRC (the physical floor);
+//  2. link ping-pong, polling: egm-linkperf -wait=false;
+//  3. link ping-pong, blocking: egm-linkperf -wait=true (both sides asleep
+//     in the kernel between frames);
+//  4. UDP ping-pong: sockperf sr / sockperf pp --full-rtt, 64-byte messages;
+//  5. TCP ping-pong: NetPIPE NPtcp at 64 bytes (it prints half the round
+//     trip, the best of its trials; we double it);
+//  6. link streaming: egm-linkperf -mode stream (SendBatch, TX ring, qdisc
+//     bypass) with the receiver counting what arrives;
+//  7. UDP streaming: sockperf tp with 1472-byte datagrams; sockperf's client
+//     reports what it sent, so a fresh sockperf server is run for each
+//     repetition and its "messages received" count (printed on SIGINT) over
+//     the client's run time is the received rate;
+//  8. floor streaming: egm-floor -stream (TX ring + bypass, busy-polled
+//     receiver).
+//
+// Ping-pong metrics are round-trip times in microseconds (64-byte Ethernet
+// payload, 78-byte frames; UDP and TCP carry 64-byte messages). Streaming
+// metrics are received goodput in Gbit/s of Ethernet payload (1500 bytes per
+// full frame or per 1472-byte UDP datagram), plus application payload (1456
+// bytes per EtherGM frame, 1472 per UDP datagram). The driver prints a table
+// of per-repetition values and medians, the ratios ours/UDP, ours/floor and
+// ours/TCP with PASS or MISS for each goal, and writes the same as Markdown
+// and JSON, with the raw outputs, to results/bench-<date>/.
+//
+// Goals (medians of the same run): link polling RTT <= 0.1 x UDP RTT and
+// <= 1.3 x floor RTT; link blocking RTT <= 1.2 x UDP RTT; link streaming
+// goodput >= 1.4 x UDP goodput. A MISS does not fail the run (the machine is
+// noisy); a measurement error does.
+//
+// egm-bench must run as root. It needs sockperf and NPtcp (Debian packages
+// sockperf and netpipe-tcp) and taskset, and either -bin with prebuilt
+// egm-floor and egm-linkperf or a Go toolchain to build them (CGO_ENABLED=0)
+// into the cluster's temporary directory. Namespaces and processes are
+// removed at the end, on error and on SIGINT/SIGTERM.
+package main

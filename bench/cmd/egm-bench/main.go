@@ -1,0 +1,248 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ethergm/ethergm/tests/netns"
+)
+
+// config holds the command-line settings.
+type config struct {
+	reps       int
+	n, warmup  int
+	ppTime     time.Duration
+	streamTime time.Duration
+	npRepeats  int
+	clientCPU  int
+	serverCPU  int
+	nice       int
+	udpBuf     int
+	binDir     string
+	outDir     string
+	only       string
+	verbose    bool
+}
+
+func main() {
+	var c config
+	flag.IntVar(&c.reps, "reps", 3, "interleaved repetitions")
+	flag.IntVar(&c.n, "n", 50000, "measured round trips per ping-pong run (floor, link)")
+	flag.IntVar(&c.warmup, "warmup", 5000, "warm-up round trips per ping-pong run (floor, link)")
+	flag.DurationVar(&c.ppTime, "pp-time", 4*time.Second, "sockperf ping-pong duration per run")
+	flag.DurationVar(&c.streamTime, "stream-time", 3*time.Second, "streaming duration per run (link, floor, sockperf tp)")
+	flag.IntVar(&c.npRepeats, "np-repeats", 5000, "NPtcp round trips per trial (-n)")
+	flag.IntVar(&c.clientCPU, "client-cpu", 0, "CPU for clients and senders")
+	flag.IntVar(&c.serverCPU, "server-cpu", 1, "CPU for servers and receivers")
+	flag.IntVar(&c.udpBuf, "udp-buffer", 4<<20, "sockperf --buffer-size for UDP streaming, capped at net.core.rmem_max (the kernel doubles it; the link's default ring is 8 MiB); 0 = system default")
+	flag.IntVar(&c.nice, "nice", 0, "nice level of every benchmark process, all tools alike (e.g. -20 on a machine with background load); 0 = unchanged")
+	flag.StringVar(&c.binDir, "bin", "", "directory with prebuilt egm-floor and egm-linkperf (default: go build them)")
+	flag.StringVar(&c.outDir, "out", "results", "parent directory of the results folder bench-<date>")
+	flag.StringVar(&c.only, "only", "", "comma-separated subset of "+strings.Join(names(), ","))
+	flag.BoolVar(&c.verbose, "v", false, "print every command and its output")
+	flag.Parse()
+	if err := run(&c); err != nil {
+		fmt.Fprintf(os.Stderr, "egm-bench: %v\n", err)
+		if errors.Is(err, errInterrupted) {
+			os.Exit(130)
+		}
+		os.Exit(1)
+	}
+}
+
+var (
+	// errMeasure marks a run in which at least one measurement failed.
+	errMeasure = errors.New("some measurements failed (see the table and raw.log)")
+	// errInterrupted is returned after SIGINT or SIGTERM.
+	errInterrupted = errors.New("interrupted; namespaces and processes removed")
+)
+
+func run(c *config) error {
+	if os.Geteuid() != 0 {
+		return errors.New("must run as root (network namespaces, raw sockets): sudo make bench")
+	}
+	if c.reps < 1 {
+		return errors.New("-reps must be at least 1")
+	}
+	if err := checkTools(); err != nil {
+		return err
+	}
+	selected, err := selectSpecs(c.only)
+	if err != nil {
+		return err
+	}
+	mach := describeMachine()
+	if rmax, err := strconv.Atoi(strings.TrimSpace(readFile("/proc/sys/net/core/rmem_max"))); err == nil && c.udpBuf > rmax {
+		c.udpBuf = rmax
+	}
+
+	// Our own handler keeps the process alive after the netns package's
+	// handler has removed the cluster and re-raised the signal, so that the
+	// loop below stops cleanly instead of reporting errors.
+	var interrupted atomic.Bool
+	sigc := make(chan os.Signal, 2)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	go func() {
+		for range sigc {
+			interrupted.Store(true)
+		}
+	}()
+
+	start := time.Now()
+	dir := filepath.Join(c.outDir, "bench-"+start.Format("20060102-150405"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	logf, err := os.Create(filepath.Join(dir, "raw.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+
+	cl, err := netns.NewCluster(netns.Options{Hosts: 2, Direct: true, MTU: 1500})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := cl.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "egm-bench: cleanup: %v\n", err)
+		}
+	}()
+	bins, err := binaries(c.binDir, filepath.Join(cl.Dir, "bin"))
+	if err != nil {
+		return err
+	}
+	var logw io.Writer = logf
+	if c.verbose {
+		logw = io.MultiWriter(logf, os.Stderr)
+	}
+	b := &bench{
+		cfg: c, bins: bins, cl: cl, log: logw, tmp: cl.Dir,
+		client: cl.Hosts[0], server: cl.Hosts[1],
+	}
+	fmt.Printf("egm-bench: %s, %d CPUs, kernel %s, %s; %d reps; cluster %s\n",
+		mach.CPU, mach.NProc, mach.Kernel, runtime.Version(), c.reps, cl.ID)
+	var load1 float64
+	if _, err := fmt.Sscan(mach.LoadBefore, &load1); err == nil && load1 >= 1 {
+		fmt.Printf("note: 1-minute load average %.2f: other work may be running\n", load1)
+	}
+	cpu0, cpuOK := sampleCPU()
+
+	res := newResults(selected, c.reps)
+	for rep := range c.reps {
+		for _, s := range selected {
+			if interrupted.Load() {
+				fmt.Println()
+				return errInterrupted
+			}
+			fmt.Printf("  rep %d/%d %-12s ", rep+1, c.reps, s.name)
+			t0 := time.Now()
+			vals, err := s.run(b, rep)
+			if err != nil && interrupted.Load() {
+				fmt.Println()
+				return errInterrupted
+			}
+			if err != nil {
+				fmt.Printf("ERROR %v\n", err)
+				fmt.Fprintf(logw, "### rep %d %s: ERROR %v\n", rep+1, s.name, err)
+				res.fail(s, rep, err)
+			} else {
+				fmt.Printf("%s (%.1fs)\n", s.brief(vals), time.Since(t0).Seconds())
+				res.set(s, rep, vals)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	mach.LoadAfter = loadAvg()
+	mach.Seconds = time.Since(start).Seconds()
+	mach.OtherCPU = -1
+	if cpu1, ok := sampleCPU(); ok && cpuOK {
+		mach.OtherCPU, mach.Steal = interference(cpu0, cpu1, mach.NProc)
+	}
+	rep := res.report(mach, c)
+	fmt.Println()
+	fmt.Print(rep.text())
+	if err := rep.write(dir); err != nil {
+		return err
+	}
+	fmt.Printf("\nresults: %s\n", dir)
+	if res.failed {
+		return errMeasure
+	}
+	return nil
+}
+
+// checkTools fails with one line naming what is missing.
+func checkTools() error {
+	var missing []string
+	for _, t := range []string{"sockperf", "NPtcp", "taskset", "nice", "ip"} {
+		if _, err := exec.LookPath(t); err != nil {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s not found in PATH: apt-get install -y sockperf netpipe-tcp util-linux coreutils iproute2 (make bench does this)",
+			strings.Join(missing, ", "))
+	}
+	if runtime.NumCPU() < 2 {
+		return fmt.Errorf("needs at least 2 CPUs (client and server are pinned apart), have %d", runtime.NumCPU())
+	}
+	return nil
+}
+
+// binaries returns the paths of egm-floor and egm-linkperf: from binDir if
+// given, else built with the Go toolchain into out.
+func binaries(binDir, out string) (map[string]string, error) {
+	tools := []string{"egm-floor", "egm-linkperf"}
+	bins := map[string]string{}
+	if binDir != "" {
+		for _, t := range tools {
+			p, err := filepath.Abs(filepath.Join(binDir, t))
+			if err != nil {
+				return nil, err
+			}
+			if _, err := os.Stat(p); err != nil {
+				return nil, fmt.Errorf("-bin %s: %w", binDir, err)
+			}
+			bins[t] = p
+		}
+		return bins, nil
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = "/usr/local/go/bin/go" // where the project's toolchain lives; sudo drops it from PATH
+		if _, serr := os.Stat(goTool); serr != nil {
+			return nil, errors.New("no Go toolchain to build egm-floor and egm-linkperf: pass -bin DIR with prebuilt binaries")
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	args := []string{"build", "-o", out + string(filepath.Separator)}
+	for _, t := range tools {
+		args = append(args, "github.com/ethergm/ethergm/bench/cmd/"+t)
+	}
+	cmd := exec.Command(goTool, args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if o, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the benchmark programs (run from the repository, or pass -bin DIR): %v: %s",
+			err, strings.TrimSpace(string(o)))
+	}
+	for _, t := range tools {
+		bins[t] = filepath.Join(out, t)
+	}
+	return bins, nil
+}

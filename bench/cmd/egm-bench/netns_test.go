@@ -1,0 +1,57 @@
+package main
+
+import (
+	"io"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ethergm/ethergm/tests/netns"
+)
+
+// TestNetnsBench runs every measurement once, tiny, in a real two-host
+// cluster: it checks that the programs build, talk to each other and print
+// records the driver can parse. It asserts nothing about speed.
+func TestNetnsBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two programs and runs them in namespaces")
+	}
+	cl := netns.New(t, netns.Options{Hosts: 2, Direct: true})
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("taskset not installed")
+	}
+	bins, err := binaries("", filepath.Join(t.TempDir(), "bin"))
+	if err != nil {
+		t.Skipf("cannot build the benchmark programs: %v", err)
+	}
+	b := &bench{
+		cfg: &config{n: 300, warmup: 20, ppTime: time.Second, streamTime: 300 * time.Millisecond,
+			npRepeats: 100, clientCPU: 0, serverCPU: 1},
+		bins: bins, cl: cl, log: io.Discard, tmp: t.TempDir(), client: cl.Hosts[0], server: cl.Hosts[1],
+	}
+	for _, s := range specs {
+		t.Run(s.name, func(t *testing.T) {
+			switch s.name {
+			case "udp-pp", "udp-stream", "tcp-pp":
+				tool := map[bool]string{true: "NPtcp", false: "sockperf"}[s.name == "tcp-pp"]
+				if _, err := exec.LookPath(tool); err != nil {
+					t.Skipf("%s not installed", tool)
+				}
+			}
+			v, err := s.run(b, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range s.metrics {
+				x, ok := v[m.key]
+				if !ok || x < 0 {
+					t.Errorf("%s = %v (present %v)", m.key, x, ok)
+				}
+			}
+			if loss, ok := v[s.prefix()+"loss"]; ok && loss >= 100 {
+				t.Errorf("everything lost")
+			}
+		})
+	}
+}

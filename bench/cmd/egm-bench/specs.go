@@ -1,0 +1,379 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ethergm/ethergm/bench/internal/result"
+)
+
+// Frame and message sizes of the experiments.
+const (
+	pingPayload  = 64   // Ethernet payload (floor, link) or UDP/TCP message, bytes
+	udpDatagram  = 1472 // UDP payload of a full 1500-byte IP packet
+	fullEthFrame = 1500 // Ethernet payload of a full frame at MTU 1500
+	sockperfPort = "11111"
+)
+
+// metric is one row of the results table.
+type metric struct {
+	key   string
+	label string
+	unit  string
+}
+
+// spec is one measurement, run once per repetition.
+type spec struct {
+	name    string
+	metrics []metric
+	run     func(b *bench, rep int) (map[string]float64, error)
+}
+
+// brief is the one-line progress summary of a measurement's values.
+func (s *spec) brief(v map[string]float64) string {
+	var parts []string
+	for _, m := range s.metrics {
+		if x, ok := v[m.key]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%.3g", strings.TrimPrefix(m.key, s.prefix()), x))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (s *spec) prefix() string { return strings.SplitN(s.metrics[0].key, ".", 2)[0] + "." }
+
+// specs lists the measurements in the order of one repetition.
+var specs = []*spec{
+	{
+		name: "floor-pp",
+		metrics: []metric{
+			{"floor_pp.p50", "floor ping-pong RTT p50", "us"},
+			{"floor_pp.p99", "floor ping-pong RTT p99", "us"},
+		},
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.goPingPong("floor_pp", "egm-floor", nil)
+		},
+	},
+	{
+		name: "link-poll",
+		metrics: []metric{
+			{"link_poll.p50", "link ping-pong RTT p50, polling", "us"},
+			{"link_poll.p99", "link ping-pong RTT p99, polling", "us"},
+		},
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.goPingPong("link_poll", "egm-linkperf", []string{"-mode", "pingpong", "-wait=false"})
+		},
+	},
+	{
+		name: "link-wait",
+		metrics: []metric{
+			{"link_wait.p50", "link ping-pong RTT p50, blocking", "us"},
+			{"link_wait.p99", "link ping-pong RTT p99, blocking", "us"},
+		},
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.goPingPong("link_wait", "egm-linkperf", []string{"-mode", "pingpong", "-wait=true", "-spin", "-1ns"})
+		},
+	},
+	{
+		name: "udp-pp",
+		metrics: []metric{
+			{"udp_pp.p50", "UDP ping-pong RTT p50 (sockperf)", "us"},
+			{"udp_pp.p99", "UDP ping-pong RTT p99 (sockperf)", "us"},
+		},
+		run: (*bench).udpPingPong,
+	},
+	{
+		name: "tcp-pp",
+		metrics: []metric{
+			{"tcp_pp.rtt", "TCP ping-pong RTT (NPtcp, 2 x half-RTT)", "us"},
+		},
+		run: (*bench).tcpPingPong,
+	},
+	{
+		name: "link-stream",
+		metrics: []metric{
+			{"link_stream.gbps", "link stream goodput, Ethernet payload", "Gbit/s"},
+			{"link_stream.gbps_app", "link stream goodput, application payload", "Gbit/s"},
+			{"link_stream.loss", "link stream frames lost at the receiver", "%"},
+		},
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.goStream("link_stream", "egm-linkperf", []string{"-mode", "stream"}, []string{"-wait=true", "-spin", "0"})
+		},
+	},
+	{
+		name: "udp-stream",
+		metrics: []metric{
+			{"udp_stream.gbps", "UDP stream goodput received, Ethernet payload (sockperf tp)", "Gbit/s"},
+			{"udp_stream.gbps_app", "UDP stream goodput received, datagram payload", "Gbit/s"},
+			{"udp_stream.loss", "UDP stream datagrams lost at the receiver", "%"},
+			{"udp_stream.sent_gbps", "UDP stream rate sent (sockperf tp report), Ethernet payload", "Gbit/s"},
+		},
+		run: (*bench).udpStream,
+	},
+	{
+		name: "floor-stream",
+		metrics: []metric{
+			{"floor_stream.gbps", "floor stream goodput, Ethernet payload", "Gbit/s"},
+			{"floor_stream.loss", "floor stream frames lost at the receiver", "%"},
+		},
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.goStream("floor_stream", "egm-floor", []string{"-stream"}, nil)
+		},
+	},
+}
+
+func names() []string {
+	var n []string
+	for _, s := range specs {
+		n = append(n, s.name)
+	}
+	return n
+}
+
+// selectSpecs returns the specs named in the comma-separated list only (all
+// if it is empty), in the standard order.
+func selectSpecs(only string) ([]*spec, error) {
+	if only == "" {
+		return specs, nil
+	}
+	want := map[string]bool{}
+	for w := range strings.SplitSeq(only, ",") {
+		want[strings.TrimSpace(w)] = true
+	}
+	var sel []*spec
+	for _, s := range specs {
+		if want[s.name] {
+			sel = append(sel, s)
+			delete(want, s.name)
+		}
+	}
+	if len(want) > 0 {
+		var bad []string
+		for w := range want {
+			bad = append(bad, w)
+		}
+		return nil, fmt.Errorf("-only: unknown measurement %s (known: %s)", strings.Join(bad, ","), strings.Join(names(), ","))
+	}
+	return sel, nil
+}
+
+// goPingPong runs one of our ping-pong programs (floor or link): server on
+// host1, client on host0.
+func (b *bench) goPingPong(key, tool string, extra []string) (map[string]float64, error) {
+	bin := b.bins[tool]
+	srvArgs := append([]string{"-i", b.server.Ifaces[0], "-server"}, extra...)
+	srv, err := b.startServer("ready", bin, srvArgs...)
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopServer(srv, syscall.SIGTERM)
+	cliArgs := append([]string{"-i", b.client.Ifaces[0], "-client", "-peer", b.server.MACs[0].String(),
+		"-n", fmt.Sprint(b.cfg.n), "-warmup", fmt.Sprint(b.cfg.warmup)}, extra...)
+	out, err := b.runClient(2*time.Minute, bin, cliArgs...)
+	if err != nil {
+		return nil, err
+	}
+	var l result.Latency
+	if err := result.Decode(out, &l); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", tool, err, lastLine(out))
+	}
+	if l.N == 0 {
+		return nil, fmt.Errorf("%s: no round trip measured", tool)
+	}
+	return map[string]float64{key + ".p50": l.P50us, key + ".p99": l.P99us}, nil
+}
+
+// goStream runs one of our streaming programs: receiver on host1, sender
+// on host0; the receiver's record counts.
+func (b *bench) goStream(key, tool string, common, recvExtra []string) (map[string]float64, error) {
+	bin := b.bins[tool]
+	rArgs := append(append([]string{"-i", b.server.Ifaces[0], "-server"}, common...), recvExtra...)
+	rcv, err := b.startServer("ready", bin, rArgs...)
+	if err != nil {
+		return nil, err
+	}
+	sArgs := append([]string{"-i", b.client.Ifaces[0], "-client", "-peer", b.server.MACs[0].String(),
+		"-d", b.cfg.streamTime.String()}, common...)
+	if _, err := b.runClient(b.cfg.streamTime+time.Minute, bin, sArgs...); err != nil {
+		b.stopServer(rcv, syscall.SIGTERM)
+		return nil, err
+	}
+	out, err := b.waitServer(rcv, 15*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	var s result.Stream
+	if err := result.Decode(out, &s); err != nil {
+		return nil, fmt.Errorf("%s receiver: %w: %s", tool, err, lastLine(out))
+	}
+	v := map[string]float64{key + ".gbps": s.GbpsEth, key + ".gbps_app": s.GbpsApp}
+	if total := s.Frames + s.Gaps; total > 0 {
+		v[key+".loss"] = 100 * float64(s.Gaps) / float64(total)
+	}
+	return v, nil
+}
+
+var (
+	rePercentile = regexp.MustCompile(`percentile (\d+\.\d+) =\s+([\d.]+)`)
+	reObserv     = regexp.MustCompile(`Total (\d+) observations`)
+	reTpSent     = regexp.MustCompile(`Total of (\d+) messages sent in ([\d.]+) sec`)
+	reSrvRecv    = regexp.MustCompile(`Total (\d+) messages received`)
+)
+
+// udpPingPong runs sockperf ping-pong (UDP, 64-byte messages, full RTT).
+func (b *bench) udpPingPong(rep int) (map[string]float64, error) {
+	srv, err := b.startServer("to block on socket", "sockperf", "sr", "-i", b.server.Addrs[0].String(), "-p", sockperfPort)
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopServer(srv, syscall.SIGINT)
+	secs := max(1, int(b.cfg.ppTime.Round(time.Second)/time.Second))
+	out, err := b.runClient(b.cfg.ppTime+time.Minute, "sockperf", "pp", "-i", b.server.Addrs[0].String(), "-p", sockperfPort,
+		"-m", fmt.Sprint(pingPayload), "-t", fmt.Sprint(secs), "--full-rtt")
+	if err != nil {
+		return nil, err
+	}
+	return parseSockperfPP(out)
+}
+
+// parseSockperfPP extracts the RTT percentiles from sockperf pp --full-rtt
+// output.
+func parseSockperfPP(out string) (map[string]float64, error) {
+	if !strings.Contains(out, "avg-rtt") {
+		return nil, fmt.Errorf("sockperf pp: no full-RTT summary in its output: %s", lastLine(out))
+	}
+	if m := reObserv.FindStringSubmatch(out); m == nil || m[1] == "0" {
+		return nil, fmt.Errorf("sockperf pp: no observations: %s", lastLine(out))
+	}
+	v := map[string]float64{}
+	for _, m := range rePercentile.FindAllStringSubmatch(out, -1) {
+		x, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			continue
+		}
+		switch m[1] {
+		case "50.000":
+			v["udp_pp.p50"] = x
+		case "99.000":
+			v["udp_pp.p99"] = x
+		}
+	}
+	if _, ok := v["udp_pp.p50"]; !ok {
+		return nil, fmt.Errorf("sockperf pp: no median in its output: %s", lastLine(out))
+	}
+	return v, nil
+}
+
+// tcpPingPong runs NetPIPE NPtcp at 64 bytes only. NPtcp prints half the
+// round trip (the best of its trials of -np-repeats round trips each).
+func (b *bench) tcpPingPong(rep int) (map[string]float64, error) {
+	args := []string{"-l", fmt.Sprint(pingPayload), "-u", fmt.Sprint(pingPayload), "-p", "0", "-n", fmt.Sprint(b.cfg.npRepeats)}
+	srv, err := b.startServer("", "NPtcp", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopServer(srv, syscall.SIGTERM)
+	outFile := filepath.Join(b.tmp, fmt.Sprintf("np-%d.out", rep))
+	var lastErr error
+	for try := 0; try < 20; try++ { // the server may not listen yet
+		time.Sleep(100 * time.Millisecond)
+		_, lastErr = b.runClient(time.Minute, "NPtcp", append([]string{"-h", b.server.Addrs[0].String(), "-o", outFile}, args...)...)
+		if lastErr == nil {
+			break
+		}
+		select {
+		case <-srv.Done():
+			return nil, fmt.Errorf("NPtcp server exited: %v", lastErr)
+		default:
+		}
+	}
+	if lastErr != nil {
+		return nil, lastErr
+	}
+	data, err := os.ReadFile(outFile)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(b.log, "--- %s:\n%s\n", outFile, data)
+	half, err := parseNPtcp(string(data), pingPayload)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]float64{"tcp_pp.rtt": 2 * half * 1e6}, nil
+}
+
+// parseNPtcp returns the half round trip in seconds for size bytes from an
+// NPtcp output file (lines: bytes, Mbit/s, seconds).
+func parseNPtcp(data string, size int) (float64, error) {
+	for line := range strings.SplitSeq(data, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] != fmt.Sprint(size) {
+			continue
+		}
+		t, err := strconv.ParseFloat(f[2], 64)
+		if err != nil || t <= 0 {
+			return 0, fmt.Errorf("NPtcp: bad line %q", line)
+		}
+		return t, nil
+	}
+	return 0, fmt.Errorf("NPtcp: no %d-byte line in %q", size, strings.TrimSpace(data))
+}
+
+// udpStream runs sockperf tp (1472-byte datagrams) against a fresh
+// sockperf server and takes the server's received count. Both sockets get
+// -udp-buffer bytes of buffer: with the default 208 KiB receive buffer
+// (about 90 full datagrams) every wake-up delay of the receiver overflows
+// it, and UDP loses more than half of what it sends on this kind of VM,
+// while our link has an 8 MiB ring; giving UDP a comparable buffer makes
+// the comparison fair.
+func (b *bench) udpStream(rep int) (map[string]float64, error) {
+	var buf []string
+	if b.cfg.udpBuf > 0 {
+		buf = []string{"--buffer-size", fmt.Sprint(b.cfg.udpBuf)}
+	}
+	srv, err := b.startServer("to block on socket", "sockperf", append([]string{"sr", "-i", b.server.Addrs[0].String(), "-p", sockperfPort}, buf...)...)
+	if err != nil {
+		return nil, err
+	}
+	secs := max(1, int(b.cfg.streamTime.Round(time.Second)/time.Second))
+	out, err := b.runClient(b.cfg.streamTime+time.Minute, "sockperf", append([]string{"tp", "-i", b.server.Addrs[0].String(), "-p", sockperfPort,
+		"-m", fmt.Sprint(udpDatagram), "-t", fmt.Sprint(secs)}, buf...)...)
+	time.Sleep(200 * time.Millisecond) // let the server drain its socket
+	srvOut := b.stopServer(srv, syscall.SIGINT)
+	if err != nil {
+		return nil, err
+	}
+	return parseSockperfTP(out, srvOut)
+}
+
+// parseSockperfTP computes the received goodput from the client's "sent"
+// line (count and run time) and the server's "received" count.
+func parseSockperfTP(client, server string) (map[string]float64, error) {
+	m := reTpSent.FindStringSubmatch(client)
+	if m == nil {
+		return nil, fmt.Errorf("sockperf tp: no \"Total of N messages sent\" line: %s", lastLine(client))
+	}
+	sent, _ := strconv.ParseFloat(m[1], 64)
+	secs, _ := strconv.ParseFloat(m[2], 64)
+	r := reSrvRecv.FindStringSubmatch(server)
+	if r == nil {
+		return nil, fmt.Errorf("sockperf server: no \"Total N messages received\" line: %s", lastLine(server))
+	}
+	recv, _ := strconv.ParseFloat(r[1], 64)
+	if secs <= 0 || sent <= 0 {
+		return nil, fmt.Errorf("sockperf tp: sent %v in %v s", sent, secs)
+	}
+	recv = min(recv, sent)
+	return map[string]float64{
+		"udp_stream.gbps":      recv * fullEthFrame * 8 / secs / 1e9,
+		"udp_stream.gbps_app":  recv * udpDatagram * 8 / secs / 1e9,
+		"udp_stream.loss":      100 * (sent - recv) / sent,
+		"udp_stream.sent_gbps": sent * fullEthFrame * 8 / secs / 1e9,
+	}, nil
+}

@@ -1,0 +1,401 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ethergm/ethergm/bench/internal/result"
+)
+
+// Payload layout: magic, kind, sequence number; the rest is zero.
+const (
+	etherType  = 0x88B5
+	ethHdrLen  = 14
+	offMagic   = ethHdrLen
+	offKind    = ethHdrLen + 4
+	offSeq     = ethHdrLen + 8
+	minPayload = 16
+	magic      = "EGMF"
+
+	kindPing byte = 1
+	kindPong byte = 2
+	kindData byte = 3
+	kindEnd  byte = 4
+)
+
+type options struct {
+	ifname    string
+	server    bool
+	client    bool
+	stream    bool
+	peer      net.HardwareAddr
+	n, warmup int
+	size      int
+	duration  time.Duration
+	timeout   time.Duration
+	blockSize int
+	blocks    int
+	tov       int
+	txFrames  int
+	batch     int
+	bypass    bool
+}
+
+func main() {
+	var o options
+	var peer string
+	flag.StringVar(&o.ifname, "i", "eth0", "interface")
+	flag.BoolVar(&o.server, "server", false, "run the echo server (or, with -stream, the receiver)")
+	flag.BoolVar(&o.client, "client", false, "run the ping-pong client (or, with -stream, the sender)")
+	flag.BoolVar(&o.stream, "stream", false, "one-way streaming instead of ping-pong")
+	flag.StringVar(&peer, "peer", "ff:ff:ff:ff:ff:ff", "destination MAC address (client)")
+	flag.IntVar(&o.n, "n", 20000, "measured round trips")
+	flag.IntVar(&o.warmup, "warmup", 2000, "warm-up round trips (not measured)")
+	flag.IntVar(&o.size, "size", 0, "Ethernet payload bytes per frame (default 64 for ping-pong, 1500 for -stream)")
+	flag.DurationVar(&o.duration, "d", 3*time.Second, "stream duration (sender)")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up after this long without progress")
+	flag.IntVar(&o.blockSize, "block", 1<<20, "RX ring block size")
+	flag.IntVar(&o.blocks, "blocks", 16, "RX ring blocks")
+	flag.IntVar(&o.tov, "tov", 1, "RX ring block retire timeout, ms")
+	flag.IntVar(&o.txFrames, "txframes", 256, "TX ring slots (-stream sender)")
+	flag.IntVar(&o.batch, "batch", 64, "frames per TX ring kick (-stream sender)")
+	flag.BoolVar(&o.bypass, "bypass", false, "PACKET_QDISC_BYPASS for ping-pong (always on for the stream sender)")
+	flag.Parse()
+
+	var err error
+	if o.peer, err = net.ParseMAC(peer); err != nil {
+		fatal(err)
+	}
+	if o.size == 0 {
+		o.size = 64
+		if o.stream {
+			o.size = 1500
+		}
+	}
+	if o.size < minPayload || o.size > txFrameSize-txDataOff-ethHdrLen {
+		fatal(fmt.Errorf("-size %d out of range [%d, %d]", o.size, minPayload, txFrameSize-txDataOff-ethHdrLen))
+	}
+	if o.server == o.client {
+		fatal(errors.New("give exactly one of -server and -client"))
+	}
+	if runtime.GOARCH != "amd64" {
+		fatal(errOpenBlockArch)
+	}
+	switch {
+	case o.stream && o.server:
+		err = streamRecv(&o)
+	case o.stream:
+		err = streamSend(&o)
+	case o.server:
+		err = pingServer(&o)
+	default:
+		err = pingClient(&o)
+	}
+	if err != nil {
+		fatal(err)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintf(os.Stderr, "egm-floor: %v\n", err)
+	os.Exit(1)
+}
+
+// stopFlag is set by SIGINT/SIGTERM so that spinning loops can end cleanly.
+func stopFlag() *atomic.Bool {
+	var stop atomic.Bool
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		<-c
+		stop.Store(true)
+	}()
+	return &stop
+}
+
+// buildFrame writes an Ethernet header and the payload header into f.
+func buildFrame(f []byte, dst, src net.HardwareAddr, kind byte, seq uint64) {
+	copy(f[0:6], dst)
+	copy(f[6:12], src)
+	binary.BigEndian.PutUint16(f[12:14], etherType)
+	copy(f[offMagic:], magic)
+	f[offKind] = kind
+	binary.BigEndian.PutUint64(f[offSeq:], seq)
+}
+
+func parse(f []byte) (kind byte, seq uint64, ok bool) {
+	if len(f) < offSeq+8 || string(f[offMagic:offMagic+4]) != magic {
+		return 0, 0, false
+	}
+	return f[offKind], binary.BigEndian.Uint64(f[offSeq:]), true
+}
+
+func ready() { fmt.Fprintln(os.Stderr, "ready") }
+
+// pingServer echoes every ping back to its sender until SIGINT/SIGTERM.
+func pingServer(o *options) error {
+	frameLen := ethHdrLen + o.size
+	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, o.bypass)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ring := newRxRing(s.mem, o.blockSize, o.blocks, frameLen)
+	reply := make([]byte, frameLen)
+	stop := stopFlag()
+	ready()
+	for !stop.Load() {
+		f := ring.next()
+		if f == nil {
+			continue
+		}
+		kind, _, ok := parse(f)
+		if !ok || kind != kindPing {
+			return fmt.Errorf("server: unexpected frame (kind %d, valid %v): wrong -size?", kind, ok)
+		}
+		copy(reply, f)
+		copy(reply[0:6], f[6:12])
+		copy(reply[6:12], s.mac)
+		reply[offKind] = kindPong
+		if err := s.send(reply); err != nil {
+			return fmt.Errorf("send: %w", err)
+		}
+	}
+	return nil
+}
+
+// pingClient runs warm-up and measured round trips and prints a
+// result.Latency record. A request without a reply within 200 ms (warm-up:
+// the server may not be up yet) or o.timeout is sent again; such round
+// trips are not measured.
+func pingClient(o *options) error {
+	frameLen := ethHdrLen + o.size
+	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, o.bypass)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ring := newRxRing(s.mem, o.blockSize, o.blocks, frameLen)
+	req := make([]byte, frameLen)
+	samples := make([]time.Duration, 0, o.n)
+	stop := stopFlag()
+	retries := 0
+	var seq uint64
+	var measured time.Duration
+	for i := 0; i < o.warmup+o.n; i++ {
+		seq++
+		buildFrame(req, o.peer, s.mac, kindPing, seq)
+		resend := 200 * time.Millisecond
+		if i >= o.warmup {
+			resend = o.timeout
+		}
+		retried := false
+		t0 := time.Now()
+		sent := t0
+		if err := s.send(req); err != nil {
+			return fmt.Errorf("send: %w", err)
+		}
+		for spins := 0; ; spins++ {
+			f := ring.next()
+			if f == nil {
+				if spins&1023 == 0 {
+					if stop.Load() {
+						return errors.New("interrupted")
+					}
+					if time.Since(sent) > resend {
+						if time.Since(t0) > o.timeout+resend {
+							return fmt.Errorf("no reply to seq %d after %v", seq, time.Since(t0).Round(time.Millisecond))
+						}
+						retried = true
+						retries++
+						sent = time.Now()
+						if err := s.send(req); err != nil {
+							return fmt.Errorf("send: %w", err)
+						}
+					}
+				}
+				continue
+			}
+			kind, got, ok := parse(f)
+			if !ok || kind != kindPong {
+				return fmt.Errorf("client: unexpected frame (kind %d, valid %v)", kind, ok)
+			}
+			if got == seq {
+				break
+			}
+			if got > seq {
+				return fmt.Errorf("reply seq %d ahead of request %d", got, seq)
+			}
+			// An older reply (duplicate after a resend): skip it.
+		}
+		rtt := time.Since(t0)
+		if i >= o.warmup && !retried {
+			samples = append(samples, rtt)
+			measured += rtt
+		}
+	}
+	l := result.Summarize(samples)
+	l.Tool = "egm-floor"
+	l.Mode = "pingpong"
+	l.Retries = retries
+	l.Payload = o.size
+	l.Warmup = o.warmup
+	l.Elapsed = measured.Seconds()
+	l.Note = "V3 RX ring open-block busy-poll, send(2), no protocol, no CRC"
+	return result.Print(os.Stdout, l)
+}
+
+// streamSend sends full frames through a TX ring with PACKET_QDISC_BYPASS
+// for o.duration, then a few end markers carrying the frame count.
+func streamSend(o *options) error {
+	frameLen := ethHdrLen + o.size
+	s, err := open(o.ifname, etherType, 0, 0, 0, o.txFrames, true)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	tx := newTxRing(s.mem)
+	src := make([]byte, frameLen)
+	buildFrame(src, o.peer, s.mac, kindData, 0)
+	stop := stopFlag()
+	var seq uint64
+	start := time.Now()
+	deadline := start.Add(o.duration)
+	for iter := 0; ; iter++ {
+		if iter&15 == 0 && (time.Now().After(deadline) || stop.Load()) {
+			break
+		}
+		for range o.batch {
+			slot, err := tx.slot()
+			if err != nil {
+				return err
+			}
+			if slot == nil {
+				break
+			}
+			binary.BigEndian.PutUint64(src[offSeq:], seq)
+			copy(slot, src)
+			tx.commit(frameLen)
+			seq++
+		}
+		if err := s.kick(); err != nil {
+			return fmt.Errorf("TX ring kick: %w", err)
+		}
+	}
+	// Let the ring drain before the end markers, so they arrive last.
+	for i := 0; i < 1000; i++ {
+		if err := s.kick(); err != nil {
+			return err
+		}
+		if slot, _ := tx.slot(); slot != nil && tx.idle() {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	end := make([]byte, frameLen)
+	buildFrame(end, o.peer, s.mac, kindEnd, seq)
+	for range 5 {
+		if err := s.send(end); err != nil {
+			return fmt.Errorf("send end marker: %w", err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	st := result.Stream{
+		Tool: "egm-floor", Mode: "stream-send", Frames: seq, FrameLen: frameLen,
+		EthPayload: o.size, AppPayload: o.size, Seconds: elapsed.Seconds(), Sent: seq,
+		Note: fmt.Sprintf("V3 TX ring, %d slots, batch %d, PACKET_QDISC_BYPASS", tx.frames, o.batch),
+	}
+	st.Goodput()
+	return result.Print(os.Stdout, st)
+}
+
+// streamRecv busy-polls the RX ring, counts data frames and sequence gaps,
+// and prints a result.Stream when the end marker arrives (or after
+// o.timeout without frames once the stream has started).
+func streamRecv(o *options) error {
+	frameLen := ethHdrLen + o.size
+	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, false)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ring := newRxRing(s.mem, o.blockSize, o.blocks, frameLen)
+	stop := stopFlag()
+	ready()
+	var (
+		frames, gaps, ooo, expect, sent uint64
+		first, last                     time.Time
+		lastSeen                        = time.Now()
+		idle                            = o.timeout
+	)
+loop:
+	for spins := 0; ; spins++ {
+		f := ring.next()
+		if f == nil {
+			if spins&4095 == 0 {
+				if stop.Load() {
+					break
+				}
+				if time.Since(lastSeen) > idle {
+					if frames == 0 {
+						return fmt.Errorf("no frame within %v", idle)
+					}
+					break
+				}
+			}
+			continue
+		}
+		now := time.Now()
+		lastSeen = now
+		kind, seq, ok := parse(f)
+		if !ok {
+			return errors.New("receiver: unexpected frame: wrong -size?")
+		}
+		switch kind {
+		case kindData:
+			if frames == 0 {
+				first = now
+				idle = time.Second
+			}
+			frames++
+			last = now
+			switch {
+			case seq == expect:
+				expect++
+			case seq > expect:
+				gaps += seq - expect
+				expect = seq + 1
+			default:
+				ooo++
+			}
+		case kindEnd:
+			sent = seq
+			break loop
+		default:
+			return fmt.Errorf("receiver: unexpected frame kind %d", kind)
+		}
+	}
+	if sent > expect {
+		gaps += sent - expect // lost at the tail
+	}
+	st := result.Stream{
+		Tool: "egm-floor", Mode: "stream-recv", Frames: frames, FrameLen: frameLen,
+		EthPayload: o.size, AppPayload: o.size, Seconds: last.Sub(first).Seconds(),
+		Gaps: gaps, OutOfOrder: ooo, KernelDrops: s.drops(), Sent: sent,
+		Note: "V3 RX ring open-block busy-poll; goodput counted at the receiver, first to last frame",
+	}
+	st.Goodput()
+	return result.Print(os.Stdout, st)
+}

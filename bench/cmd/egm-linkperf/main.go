@@ -1,0 +1,465 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ethergm/ethergm/bench/internal/result"
+	"github.com/ethergm/ethergm/gm/link"
+	"github.com/ethergm/ethergm/wire"
+)
+
+// port is the EtherGM target and source port of every benchmark frame.
+const port = 1
+
+type options struct {
+	ifname    string
+	mode      string
+	server    bool
+	client    bool
+	wait      bool
+	spin      time.Duration
+	peer      [6]byte
+	n, warmup int
+	size      int
+	duration  time.Duration
+	timeout   time.Duration
+	batch     int
+	zeroCopy  bool
+	noCRC     bool
+}
+
+func main() {
+	var o options
+	var peer string
+	flag.StringVar(&o.ifname, "i", "eth0", "interface")
+	flag.StringVar(&o.mode, "mode", "pingpong", "pingpong or stream")
+	flag.BoolVar(&o.server, "server", false, "run the echo server (pingpong) or the receiver (stream)")
+	flag.BoolVar(&o.client, "client", false, "run the ping-pong client or the stream sender")
+	flag.BoolVar(&o.wait, "wait", false, "receive with link.Wait (SpinTime<0 for pingpong: sleep in the kernel) instead of polling Recv")
+	flag.DurationVar(&o.spin, "spin", -1, "Config.SpinTime with -wait (negative: never spin; 0: the link's default)")
+	flag.StringVar(&peer, "peer", "ff:ff:ff:ff:ff:ff", "destination MAC address (client)")
+	flag.IntVar(&o.n, "n", 20000, "measured round trips")
+	flag.IntVar(&o.warmup, "warmup", 2000, "warm-up round trips (not measured)")
+	flag.IntVar(&o.size, "size", 0, "Ethernet payload bytes per frame, EtherGM header included (default 64 for pingpong, the MTU for stream)")
+	flag.DurationVar(&o.duration, "d", 3*time.Second, "stream duration (sender)")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up after this long without progress")
+	flag.IntVar(&o.batch, "batch", 64, "frames per SendBatch or Flush (stream sender)")
+	flag.BoolVar(&o.zeroCopy, "zerocopy", false, "stream sender: build frames in place with TxSlot/TxCommit/Flush instead of SendBatch (analysis)")
+	flag.BoolVar(&o.noCRC, "nocrc", false, "receiver: Config.NoCRCCheck, skip the CRC check (analysis only)")
+	flag.Parse()
+
+	mac, err := net.ParseMAC(peer)
+	if err != nil || len(mac) != 6 {
+		fatal(fmt.Errorf("bad -peer %q", peer))
+	}
+	o.peer = [6]byte(mac)
+	if o.server == o.client {
+		fatal(errors.New("give exactly one of -server and -client"))
+	}
+	switch o.mode {
+	case "pingpong":
+		if o.server {
+			err = pingServer(&o)
+		} else {
+			err = pingClient(&o)
+		}
+	case "stream":
+		if o.server {
+			err = streamRecv(&o)
+		} else {
+			err = streamSend(&o)
+		}
+	default:
+		err = fmt.Errorf("unknown -mode %q", o.mode)
+	}
+	if err != nil {
+		fatal(err)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintf(os.Stderr, "egm-linkperf: %v\n", err)
+	os.Exit(1)
+}
+
+func stopFlag() *atomic.Bool {
+	var stop atomic.Bool
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		<-c
+		stop.Store(true)
+	}()
+	return &stop
+}
+
+// openLink opens the link with the benchmark's configuration.
+func openLink(o *options, bypass bool) (*link.Link, error) {
+	cfg := &link.Config{Ports: 1 << port, QdiscBypass: bypass, NoCRCCheck: o.noCRC}
+	if o.wait {
+		cfg.SpinTime = o.spin
+	}
+	return link.Open(o.ifname, cfg)
+}
+
+// payloadLen returns the data bytes per frame for an Ethernet payload of
+// size bytes (EtherGM header included).
+func payloadLen(size int) (int, error) {
+	n := size - wire.HeaderLen
+	if n < 0 {
+		return 0, fmt.Errorf("-size %d is smaller than the EtherGM header (%d)", size, wire.HeaderLen)
+	}
+	return n, nil
+}
+
+// receiver hides the difference between polling and waiting.
+type receiver struct {
+	l      *link.Link
+	wait   bool
+	frames [][]byte
+}
+
+func newReceiver(l *link.Link, wait bool) *receiver {
+	return &receiver{l: l, wait: wait, frames: make([][]byte, 64)}
+}
+
+// recv returns the frames received now (polling) or within d (waiting).
+func (r *receiver) recv(d time.Duration) ([][]byte, error) {
+	if !r.wait {
+		return r.frames[:r.l.Recv(r.frames)], nil
+	}
+	n, err := r.l.Wait(r.frames, d)
+	return r.frames[:n], err
+}
+
+func ready() { fmt.Fprintln(os.Stderr, "ready") }
+
+func statsNote(l *link.Link) string {
+	s := l.Stats()
+	return fmt.Sprintf("mode=%s rx=%d tx=%d kernel_drops=%d freezes=%d crc_errors=%d malformed=%d",
+		l.Mode(), s.RxFrames, s.TxFrames, s.KernelDrops, s.QueueFreezes, s.CRCErrors, s.Malformed)
+}
+
+// pingServer answers every request with a freshly built reply carrying the
+// request's sequence number and data, until SIGINT/SIGTERM.
+func pingServer(o *options) error {
+	l, err := openLink(o, false)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	src := [6]byte(l.HardwareAddr())
+	r := newReceiver(l, o.wait)
+	reply := make([]byte, 0, 2048)
+	stop := stopFlag()
+	ready()
+	for !stop.Load() {
+		frames, err := r.recv(100 * time.Millisecond)
+		if err != nil {
+			return err
+		}
+		for _, f := range frames {
+			h, err := wire.ParseFrame(f, wire.EtherType)
+			if err != nil {
+				return fmt.Errorf("server: %w", err)
+			}
+			fields := wire.HeaderFields{
+				Type: wire.TypeDatagram, TargetPort: h.SourcePort(), SourcePort: port,
+				TargetNode: h.SourceNode(), SourceNode: h.TargetNode(), Seq: h.Seq(),
+			}
+			reply = wire.AppendFrame(reply[:0], wire.Ethernet(f).Src(), src, wire.EtherType, &fields, h.Payload())
+			if err := l.Send(reply); err != nil {
+				return fmt.Errorf("send: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// pingClient measures round trips and prints a result.Latency record.
+// Requests without a reply within 200 ms (warm-up) or o.timeout are sent
+// again and not measured.
+func pingClient(o *options) error {
+	if o.size == 0 {
+		o.size = 64
+	}
+	plen, err := payloadLen(o.size)
+	if err != nil {
+		return err
+	}
+	l, err := openLink(o, false)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	src := [6]byte(l.HardwareAddr())
+	r := newReceiver(l, o.wait)
+	data := make([]byte, plen)
+	req := make([]byte, 0, 2048)
+	fields := wire.HeaderFields{Type: wire.TypeDatagram, TargetPort: port, SourcePort: port, TargetNode: 2, SourceNode: 1}
+	samples := make([]time.Duration, 0, o.n)
+	stop := stopFlag()
+	retries := 0
+	var measured time.Duration
+	for i := 0; i < o.warmup+o.n; i++ {
+		fields.Seq++
+		req = wire.AppendFrame(req[:0], o.peer, src, wire.EtherType, &fields, data)
+		resend := 200 * time.Millisecond
+		if i >= o.warmup {
+			resend = o.timeout
+		}
+		retried := false
+		t0 := time.Now()
+		sent := t0
+		if err := l.Send(req); err != nil {
+			return fmt.Errorf("send: %w", err)
+		}
+	wait:
+		for spins := 0; ; spins++ {
+			frames, err := r.recv(resend)
+			if err != nil {
+				return err
+			}
+			for _, f := range frames {
+				h, err := wire.ParseFrame(f, wire.EtherType)
+				if err != nil {
+					return fmt.Errorf("client: %w", err)
+				}
+				switch s := h.Seq(); {
+				case s == fields.Seq:
+					break wait
+				case s > fields.Seq:
+					return fmt.Errorf("reply seq %d ahead of request %d", s, fields.Seq)
+				}
+				// An older reply (duplicate after a resend): skip it.
+			}
+			if len(frames) == 0 && (o.wait || spins&1023 == 0) {
+				if stop.Load() {
+					return errors.New("interrupted")
+				}
+				if time.Since(sent) >= resend {
+					if time.Since(t0) > o.timeout+resend {
+						return fmt.Errorf("no reply to seq %d after %v (%s)", fields.Seq, time.Since(t0).Round(time.Millisecond), statsNote(l))
+					}
+					retried = true
+					retries++
+					sent = time.Now()
+					if err := l.Send(req); err != nil {
+						return fmt.Errorf("send: %w", err)
+					}
+				}
+			}
+		}
+		rtt := time.Since(t0)
+		if i >= o.warmup && !retried {
+			samples = append(samples, rtt)
+			measured += rtt
+		}
+	}
+	res := result.Summarize(samples)
+	res.Tool = "egm-linkperf"
+	res.Mode = "pingpong-poll"
+	res.Note = "link.Recv polling loop on both sides"
+	if o.wait {
+		res.Mode = "pingpong-wait"
+		res.Note = fmt.Sprintf("link.Wait with SpinTime %v on both sides", o.spin)
+	}
+	res.Retries = retries
+	res.Payload = o.size
+	res.Warmup = o.warmup
+	res.Elapsed = measured.Seconds()
+	res.Extra = statsNote(l)
+	return result.Print(os.Stdout, res)
+}
+
+// streamSend sends full frames with SendBatch for o.duration, then end
+// markers.
+func streamSend(o *options) error {
+	l, err := openLink(o, true)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if o.size == 0 {
+		o.size = l.MTU()
+	}
+	plen, err := payloadLen(o.size)
+	if err != nil {
+		return err
+	}
+	src := [6]byte(l.HardwareAddr())
+	data := make([]byte, plen)
+	bufs := make([][]byte, o.batch)
+	for i := range bufs {
+		bufs[i] = make([]byte, 0, wire.EthHeaderLen+o.size)
+	}
+	fields := wire.HeaderFields{Type: wire.TypeDatagram, TargetPort: port, SourcePort: port, TargetNode: 2, SourceNode: 1}
+	stop := stopFlag()
+	var seq uint32
+	var busy int
+	start := time.Now()
+	deadline := start.Add(o.duration)
+	for iter := 0; ; iter++ {
+		if iter&15 == 0 && (time.Now().After(deadline) || stop.Load()) {
+			break
+		}
+		if o.zeroCopy {
+			n, err := sendInPlace(l, o, src, &fields, seq, data)
+			if err != nil {
+				return err
+			}
+			seq += uint32(n)
+			continue
+		}
+		for i := range bufs {
+			fields.Seq = seq + uint32(i)
+			bufs[i] = wire.AppendFrame(bufs[i][:0], o.peer, src, wire.EtherType, &fields, data)
+		}
+		pending := bufs
+		for len(pending) > 0 {
+			n, err := l.SendBatch(pending)
+			pending = pending[n:]
+			if err != nil && !errors.Is(err, link.ErrTxBusy) {
+				return fmt.Errorf("SendBatch: %w", err)
+			}
+			if err != nil {
+				busy++
+			}
+		}
+		seq += uint32(len(bufs))
+	}
+	elapsed := time.Since(start)
+	end := wire.AppendFrame(nil, o.peer, src, wire.EtherType,
+		&wire.HeaderFields{Type: wire.TypeDatagram, TargetPort: port, SourcePort: port, Seq: seq}, nil)
+	for range 5 {
+		time.Sleep(2 * time.Millisecond)
+		if err := l.Send(end); err != nil {
+			return fmt.Errorf("send end marker: %w", err)
+		}
+	}
+	how := fmt.Sprintf("link.SendBatch, batch %d", o.batch)
+	if o.zeroCopy {
+		how = fmt.Sprintf("link.TxSlot/TxCommit/Flush, batch %d", o.batch)
+	}
+	st := result.Stream{
+		Tool: "egm-linkperf", Mode: "stream-send", Frames: uint64(seq), FrameLen: wire.EthHeaderLen + o.size,
+		EthPayload: o.size, AppPayload: plen, Seconds: elapsed.Seconds(), Sent: uint64(seq),
+		Note:  fmt.Sprintf("%s, QdiscBypass; ErrTxBusy %d times", how, busy),
+		Extra: statsNote(l),
+	}
+	st.Goodput()
+	return result.Print(os.Stdout, st)
+}
+
+// sendInPlace builds up to o.batch frames directly in TX-ring slots,
+// starting with sequence number seq, and flushes them. It returns how many
+// it queued (fewer when the ring is full).
+func sendInPlace(l *link.Link, o *options, src [6]byte, fields *wire.HeaderFields, seq uint32, data []byte) (int, error) {
+	n := 0
+	for n < o.batch {
+		slot := l.TxSlot()
+		if slot == nil {
+			break
+		}
+		fields.Seq = seq + uint32(n)
+		f := wire.AppendFrame(slot[:0], o.peer, src, wire.EtherType, fields, data)
+		if err := l.TxCommit(len(f)); err != nil {
+			return n, fmt.Errorf("commit TX slot: %w", err)
+		}
+		n++
+	}
+	if err := l.Flush(); err != nil && !errors.Is(err, link.ErrTxBusy) {
+		return n, fmt.Errorf("flush: %w", err)
+	}
+	return n, nil
+}
+
+// streamRecv counts data frames until an end marker arrives (or o.timeout
+// without frames) and prints a result.Stream record.
+func streamRecv(o *options) error {
+	l, err := openLink(o, false)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	r := newReceiver(l, o.wait)
+	stop := stopFlag()
+	ready()
+	var (
+		frames, gaps, ooo, sent uint64
+		expect                  uint32
+		flen, plen              int
+		first, last             time.Time
+		lastSeen                = time.Now()
+		idle                    = o.timeout
+	)
+loop:
+	for spins := 0; ; spins++ {
+		got, err := r.recv(100 * time.Millisecond)
+		if err != nil {
+			return err
+		}
+		if len(got) == 0 {
+			if o.wait || spins&4095 == 0 {
+				if stop.Load() {
+					break
+				}
+				if time.Since(lastSeen) > idle {
+					if frames == 0 {
+						return fmt.Errorf("no frame within %v", idle)
+					}
+					break
+				}
+			}
+			continue
+		}
+		now := time.Now()
+		lastSeen = now
+		for _, f := range got {
+			h, err := wire.ParseFrame(f, wire.EtherType)
+			if err != nil {
+				return fmt.Errorf("receiver: %w", err)
+			}
+			if h.PayloadLen() == 0 {
+				sent = uint64(h.Seq())
+				break loop
+			}
+			if frames == 0 {
+				first = now
+				idle = time.Second
+				flen, plen = wire.FrameLen(f), h.PayloadLen()
+			}
+			frames++
+			last = now
+			switch s := h.Seq(); {
+			case s == expect:
+				expect++
+			case int32(s-expect) > 0:
+				gaps += uint64(s - expect)
+				expect = s + 1
+			default:
+				ooo++
+			}
+		}
+	}
+	if sent > uint64(expect) {
+		gaps += sent - uint64(expect) // lost at the tail
+	}
+	st := result.Stream{
+		Tool: "egm-linkperf", Mode: "stream-recv", Frames: frames, FrameLen: flen,
+		EthPayload: flen - wire.EthHeaderLen, AppPayload: plen, Seconds: last.Sub(first).Seconds(),
+		Gaps: gaps, OutOfOrder: ooo, KernelDrops: l.Stats().KernelDrops, Sent: sent,
+		Note:  "receiver: " + map[bool]string{false: "link.Recv polling", true: "link.Wait"}[o.wait] + "; goodput counted at the receiver, first to last frame",
+		Extra: statsNote(l),
+	}
+	st.Goodput()
+	return result.Print(os.Stdout, st)
+}
