@@ -55,9 +55,22 @@
 // mutex, drains the link, acks, retransmits, answers nacks, reloads the
 // node map when it changed and queues events for the next Receive. While
 // BlockingReceive sleeps in the kernel (link.Wait) the mutex is free and
-// the sleeper owns the link's reader side; the progress goroutine then runs
-// only the timers, and wakes the sleeper (link.Wake) when they queued an
-// event.
+// the sleeper owns the link's reader side; the progress goroutine then
+// wakes the sleeper (link.Wake) when a protocol timer is due or an event
+// was queued. The protocol timers (retransmission, liveness, progress) run
+// only right after the link was drained, so that a peer is never judged
+// silent while its answers wait unread in the ring, as they can for a long
+// time when the machine is loaded.
+//
+// BlockingReceive polls the ring as long as frames keep arriving and
+// sleeps only after SpinTime without one, so a streaming receiver costs no
+// system call or wake-up per frame.
+//
+// # Capture and diagnostics
+//
+// With ETHERGM_PCAP set (package capture), every port of the process
+// records every frame it sends and receives into one pcapng file.
+// Port.DebugState describes the protocol state of every stream.
 //
 // # Wire protocol
 //

@@ -104,6 +104,7 @@ type loop struct {
 	p    *gm.Port
 	stop chan struct{}
 	wg   sync.WaitGroup
+	once sync.Once
 }
 
 func startLoop(p *gm.Port, onRecv func(e *gm.Event)) *loop {
@@ -140,12 +141,15 @@ func startLoop(p *gm.Port, onRecv func(e *gm.Event)) *loop {
 	return l
 }
 
+// Stop stops the loop and waits for it; it may be called again.
 func (l *loop) Stop() {
-	close(l.stop)
-	// Wake a sleeping BlockingReceive with an alarm.
-	var a gm.Alarm
-	l.p.SetAlarm(&a, 0, nil, nil)
-	l.wg.Wait()
+	l.once.Do(func() {
+		close(l.stop)
+		// Wake a sleeping BlockingReceive with an alarm.
+		var a gm.Alarm
+		l.p.SetAlarm(&a, 0, nil, nil)
+		l.wg.Wait()
+	})
 }
 
 // completions collects send completions.

@@ -3,10 +3,12 @@ package gm
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ethergm/ethergm/capture"
 	"github.com/ethergm/ethergm/gm/internal/proto"
 	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/token"
@@ -100,8 +102,8 @@ func MaxLengthForSize(size uint8) int { return token.MaxLengthForSize(size) }
 // application polled within the last millisecond, it takes the mutex,
 // drains the link, sends acks, retransmits, answers with nacks and queues
 // the events for the next Receive. While the application sleeps inside
-// BlockingReceive, the mutex is released and the progress goroutine runs
-// the timers only (the sleeper reads the link).
+// BlockingReceive, the mutex is released and the sleeper owns the link;
+// the progress goroutine wakes it when a timer is due.
 type Port struct {
 	mu  sync.Mutex
 	eng *proto.Engine
@@ -120,6 +122,7 @@ type Port struct {
 	nodeMap  atomic.Pointer[NodeMap]
 	openMask atomic.Uint32
 
+	capture *capture.Writer // from ETHERGM_PCAP, or nil
 	frames  [][]byte
 	pev     proto.Event
 	cur     Event
@@ -185,8 +188,21 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	lc := c.Link
 	lc.Ports = link.AllPorts
 	lc.SpinTime = -1
+	lc.QdiscBypass = !c.UseQdisc
+	if lc.Tap == nil {
+		// ETHERGM_PCAP=/path/x-%p.pcapng records every frame the port
+		// sends and receives (one file per process, shared by its ports).
+		w, err := capture.FromEnv()
+		if err != nil {
+			p.locks.close()
+			return nil, fmt.Errorf("%w: %s: %v", UntranslatedSystemError, capture.EnvVar, err)
+		}
+		p.capture = w
+		lc.Tap = w.TapFunc()
+	}
 	lk, err := link.Open(u.Interfaces[0], &lc)
 	if err != nil {
+		p.capture.Close()
 		p.locks.close()
 		return nil, fmt.Errorf("%w: %v", NoSuchDevice, err)
 	}
@@ -198,6 +214,7 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	}
 	if !ok {
 		lk.Close()
+		p.capture.Close()
 		p.locks.close()
 		return nil, fmt.Errorf("%w: host %q (MAC %s) is not in node map %s", NodeIDNotYetSet, host, lk.HardwareAddr(), p.mapW.path)
 	}
@@ -207,7 +224,7 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	p.eng = proto.New(proto.Config{
 		NodeID: uint32(e.ID), Port: uint8(id), MAC: p.mac,
 		SegLen:     lk.MTU() - wire.HeaderLen,
-		SendTokens: c.SendTokens, RecvTokens: c.ReceiveTokens, Window: c.Window,
+		SendTokens: c.SendTokens, RecvTokens: c.ReceiveTokens, Window: window(c.Window, &lc, lk.MTU()),
 		ProgressTimeout: defDur(c.ProgressTimeout, DefaultProgressTimeout),
 		LivenessTimeout: defDur(c.LivenessTimeout, DefaultLivenessTimeout),
 		Resolve:         p.resolve,
@@ -216,6 +233,36 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	p.wg.Add(1)
 	go p.progress()
 	return p, nil
+}
+
+// DefaultWindow is the number of frames a stream keeps in flight when
+// Config.Window is 0 (but see window).
+const DefaultWindow = 512
+
+// window returns the stream window for the configured value w: w, or
+// DefaultWindow for 0, but at most half the full-size frames a receive ring
+// of the link's configuration holds (the peer is assumed to use the same
+// ring), so that one stream cannot overflow the peer's ring while its
+// receiver is busy. With the default ring (64 x 128 KiB) that bound is
+// about 2600 frames at MTU 1500 and 448 at MTU 9000.
+func window(w int, lc *link.Config, mtu int) int {
+	if w <= 0 {
+		w = DefaultWindow
+	}
+	bs, nb := lc.RxBlockSize, lc.RxBlocks
+	if bs <= 0 {
+		bs = link.DefaultRxBlockSize
+	}
+	if nb <= 0 {
+		nb = link.DefaultRxBlocks
+	}
+	// A TPACKET_V3 block: a 48-byte descriptor, then per frame an 82-byte
+	// packet header and the frame, 16-byte aligned.
+	per := (82 + wire.EthHeaderLen + mtu + 15) &^ 15
+	if frames := (bs - 48) / per * nb; w > frames/2 {
+		w = max(frames/2, 1)
+	}
+	return w
 }
 
 func defDur(d, def time.Duration) time.Duration {
@@ -257,7 +304,9 @@ func (p *Port) now() time.Duration { return time.Since(p.start) }
 // closed (their sends fail with SendTargetPortClosed); later sends to it
 // fail the same way if another port of this host is open, and with
 // SendTargetNodeUnreachable otherwise. Sends of this port still in progress
-// are abandoned without callbacks. Close is idempotent.
+// are abandoned without callbacks. A capture started from ETHERGM_PCAP is
+// flushed (and its file closed with the process's last port). Close is
+// idempotent.
 func (p *Port) Close() error {
 	if p.closed.Swap(true) {
 		return nil
@@ -267,6 +316,9 @@ func (p *Port) Close() error {
 	p.mu.Lock()
 	p.eng.Close(p.now())
 	err := p.lk.Close()
+	if cerr := p.capture.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
 	p.locks.close()
 	p.mu.Unlock()
 	return err
@@ -550,12 +602,13 @@ const maxDrain = 1024
 
 // drainLocked feeds the engine every frame waiting in the link, sending the
 // acks and frames that became due after each full batch, then runs the
-// timers if frames arrived or a deadline passed. now must have been taken
+// timers if frames arrived or a deadline passed. It returns the number of
+// frames read. now must have been taken
 // before the first Recv: the engine's timers judge the peer at now, so every
 // frame that arrived before now must have been read (see proto.Engine.Tick).
 // If maxDrain frames were read and more may be waiting, the timers wait for
 // the next drain.
-func (p *Port) drainLocked(now time.Duration) {
+func (p *Port) drainLocked(now time.Duration) int {
 	got := 0
 	for {
 		n := p.lk.Recv(p.frames)
@@ -568,12 +621,13 @@ func (p *Port) drainLocked(now time.Duration) {
 		}
 		p.eng.Pump(now)
 		if got >= maxDrain {
-			return
+			return got
 		}
 	}
 	if d := p.eng.NextDeadline(); got > 0 || (d != 0 && now >= d) {
 		p.eng.Tick(now)
 	}
+	return got
 }
 
 func (p *Port) nextEventLocked(now time.Duration) *Event {
@@ -632,45 +686,36 @@ func (p *Port) ReceivePending() bool {
 	return p.eng.Pending() > 0 || (!p.alarmQueued && p.alarmDueLocked(p.now()))
 }
 
-// SpinTime is how long BlockingReceive polls before it sleeps.
+// SpinTime is how long BlockingReceive keeps polling after the last frame
+// arrived before it sleeps in the kernel.
 const SpinTime = time.Millisecond
 
-// BlockingReceive is gm_blocking_receive: it polls for about SpinTime, then
-// sleeps in the kernel until a frame, an alarm or a protocol event. It
-// returns NoRecvEvent only if the port is closed meanwhile.
-func (p *Port) BlockingReceive() *Event {
-	end := p.now() + SpinTime
-	for {
-		e := p.Receive()
-		if e.Type != NoRecvEvent || p.closed.Load() {
-			return e
-		}
-		if p.now() >= end {
-			return p.sleep()
-		}
-	}
-}
+// BlockingReceive is gm_blocking_receive: it polls until an event is
+// pending, and sleeps in the kernel (until a frame, an alarm or a protocol
+// event) once no frame has arrived for SpinTime. While frames keep arriving
+// (a message being received) it keeps polling the link's ring, without a
+// system call or a wake-up per frame. It returns NoRecvEvent only if the
+// port is closed meanwhile.
+func (p *Port) BlockingReceive() *Event { return p.blockingReceive(SpinTime) }
 
 // BlockingReceiveNoSpin is gm_blocking_receive_no_spin: like
-// BlockingReceive, but it sleeps at once when nothing is pending. Unlike
+// BlockingReceive, but it sleeps as soon as nothing is pending. Unlike
 // GM it never returns _GM_SLEEP_EVENT: it blocks itself.
-func (p *Port) BlockingReceiveNoSpin() *Event {
-	e := p.Receive()
-	if e.Type != NoRecvEvent || p.closed.Load() {
-		return e
-	}
-	return p.sleep()
-}
+func (p *Port) BlockingReceiveNoSpin() *Event { return p.blockingReceive(0) }
 
 // maxSleep bounds one sleep in the kernel.
 const maxSleep = 100 * time.Millisecond
 
-func (p *Port) sleep() *Event {
+// blockingReceive polls the link until an event is pending; once no frame
+// arrived for spin, it sleeps in link.Wait, then polls again.
+func (p *Port) blockingReceive(spin time.Duration) *Event {
+	lastFrame := p.now()
 	for {
 		if p.closed.Load() {
 			return p.noEvent()
 		}
 		now := p.now()
+		p.lastApp.Store(int64(now))
 		p.mu.Lock()
 		if p.waiting {
 			// Another goroutine already sleeps on the link; poll politely.
@@ -682,9 +727,20 @@ func (p *Port) sleep() *Event {
 			time.Sleep(50 * time.Microsecond)
 			continue
 		}
-		if e := p.pollLocked(now); e != nil {
+		if p.drainLocked(now) > 0 {
+			lastFrame = now
+		}
+		if e := p.nextEventLocked(now); e != nil {
 			p.mu.Unlock()
 			return e
+		}
+		if now-lastFrame < spin {
+			p.mu.Unlock()
+			// Let other goroutines run between polls: spinning on every
+			// P would starve them until preemption (10 ms), e.g. an
+			// in-process relay or a sender feeding this very receiver.
+			runtime.Gosched()
+			continue
 		}
 		timeout := maxSleep
 		if d := p.eng.NextDeadline(); d != 0 && d-now < timeout {
@@ -707,7 +763,7 @@ func (p *Port) sleep() *Event {
 		}
 		if n > 0 {
 			// More frames may be waiting: the timers run in the next
-			// pollLocked, after the link has been drained.
+			// drainLocked, after the link has been emptied.
 			p.eng.Pump(now)
 		}
 		p.lastApp.Store(int64(now))
@@ -715,6 +771,7 @@ func (p *Port) sleep() *Event {
 		if err != nil {
 			return p.noEvent()
 		}
+		lastFrame = now // poll again before the next sleep
 	}
 }
 

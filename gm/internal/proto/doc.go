@@ -50,12 +50,45 @@
 //
 // # Flow control and errors
 //
-// A receiver without a matching buffer answers NackNoBuffer; the sender
-// rewinds to that message, backs off exponentially and then probes with the
-// message's first frame alone until a buffer appears. If none appears within
-// ProgressTimeout the send fails with GM_SEND_TIMED_OUT. NackRejected fails
-// the send with GM_SEND_REJECTED, NackPortClosed with
-// GM_SEND_TARGET_PORT_CLOSED; no answer at all within LivenessTimeout fails
-// it with GM_SEND_TARGET_NODE_UNREACHABLE. Every failure disables the stream
-// until Resume or Drop.
+// A receiver without a matching buffer answers NackNoBuffer, naming the
+// first sequence number of the refused message; it refuses every frame of
+// the message that reaches it but answers a round of them with one nack
+// (the message's first frame is always answered), and it does not ask the
+// sender to go back for frames of later messages, which the sender resends
+// anyway. The sender rewinds to the refused message on the first nack of a
+// round, backs off exponentially (from 2 SRTT, between 200 us and 50 ms),
+// and then probes with the message's first frame alone until a buffer
+// appears. Refusals of frames sent before the rewind neither move the probe
+// nor grow the back-off, however many trickle in. The progress timeout
+// runs only while the refused message is the oldest unacknowledged one; a
+// probe always goes out at its deadline, and the send fails with
+// GM_SEND_TIMED_OUT when that probe (or a later one) is refused, so the
+// decision is never taken without asking the receiver, and never postponed
+// by refusals.
+//
+// NackRejected fails the send with GM_SEND_REJECTED, NackPortClosed with
+// GM_SEND_TARGET_PORT_CLOSED. A stream with queued messages that hears
+// nothing at all from the peer (no ACK, NACK or piggybacked ack) for
+// LivenessTimeout fails with GM_SEND_TARGET_NODE_UNREACHABLE, also when its
+// frames cannot even be sent. A peer that answers but never lets the stream
+// advance (its oldest frame is never acknowledged, e.g. because a frame is
+// lost every time) fails it with GM_SEND_TIMED_OUT after the larger of
+// ProgressTimeout and LivenessTimeout without progress. Every failure
+// disables the stream until Resume or Drop.
+//
+// # Timers and input
+//
+// Tick runs the timers, which judge the peer, so the caller must call it
+// only after feeding every frame received before now (a link drained
+// empty); after a batch that may have left frames unread it calls Pump,
+// which sends due acks and frames but runs no timer. Otherwise a loaded
+// machine, where a process may not get to read its link for a long time,
+// could fail a stream whose answers are waiting unread.
+//
+// # Diagnostics
+//
+// Dump describes every stream (sequence numbers relative to the session's
+// first, frames in flight, retransmission, probe and back-off state,
+// timers) and the last exceptional protocol events from a small trace ring
+// (nacks, probes, go-backs, retransmission timeouts, failures).
 package proto

@@ -26,6 +26,7 @@ type simnet struct {
 	reorder float64
 	cut     bool // drop everything
 	sent    int
+	slots   int // if > 0, engines added get a SlotOut with this many ring slots
 }
 
 type simOut struct {
@@ -45,6 +46,44 @@ func (o simOut) SendBatch(fs [][]byte) (int, error) {
 	return len(fs), nil
 }
 
+// simSlotOut is a SlotOut over the simulated network: a ring of a few
+// slots whose committed frames go out on Flush. Every busyEvery-th Flush
+// fails (the frames stay queued), as a link's kick can.
+type simSlotOut struct {
+	simOut
+	buf       [][]byte
+	pending   [][]byte
+	flushes   int
+	busyEvery int
+}
+
+var errSimBusy = errors.New("sim: transmit ring busy")
+
+func (o *simSlotOut) TxSlot() []byte {
+	if len(o.pending) == len(o.buf) {
+		return nil
+	}
+	return o.buf[len(o.pending)]
+}
+
+func (o *simSlotOut) TxCommit(n int) error {
+	o.pending = append(o.pending, append([]byte(nil), o.buf[len(o.pending)][:n]...))
+	return nil
+}
+
+func (o *simSlotOut) Flush() error {
+	o.flushes++
+	if o.busyEvery > 0 && o.flushes%o.busyEvery == 0 {
+		return errSimBusy
+	}
+	for _, f := range o.pending {
+		o.n.sent++
+		o.n.queue = append(o.n.queue, f)
+	}
+	o.pending = o.pending[:0]
+	return nil
+}
+
 func newSimnet(t testing.TB, seed uint64) *simnet {
 	return &simnet{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), now: time.Second}
 }
@@ -61,7 +100,16 @@ func (n *simnet) add(node uint32, port uint8, mod func(*Config)) *Engine {
 	if mod != nil {
 		mod(&cfg)
 	}
-	e := New(cfg, simOut{n})
+	var out Out = simOut{n}
+	if n.slots > 0 {
+		cfg.ZeroCopyMin = 1
+		so := &simSlotOut{simOut: simOut{n}, buf: make([][]byte, n.slots), busyEvery: 7}
+		for i := range so.buf {
+			so.buf[i] = make([]byte, 2048)
+		}
+		out = so
+	}
+	e := New(cfg, out)
 	n.engines = append(n.engines, e)
 	return e
 }
@@ -351,11 +399,18 @@ func TestLossDupReorder(t *testing.T) {
 		{"reorder20", 0, 0, 0.2},
 		{"all", 0.05, 0.05, 0.1},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			n := newSimnet(t, 42)
-			n.drop, n.dup, n.reorder = tc.drop, tc.dup, tc.reorder
-			streamTest(t, n, 300, 3000)
-		})
+		for _, slots := range []int{0, 8} {
+			name := tc.name
+			if slots > 0 {
+				name += "/ring"
+			}
+			t.Run(name, func(t *testing.T) {
+				n := newSimnet(t, 42)
+				n.slots = slots
+				n.drop, n.dup, n.reorder = tc.drop, tc.dup, tc.reorder
+				streamTest(t, n, 300, 3000)
+			})
+		}
 	}
 }
 

@@ -75,24 +75,49 @@ func (e *Engine) addFrame(now Time, s *txStream, seq uint32, rtx, ackReq bool) b
 		fl |= wire.FlagAckRequest
 	}
 	ack := uint32(0)
+	var ackRS *rxStream
 	if rs := s.peer.rx[s.port][s.pri]; rs != nil && rs.valid && rs.ackState != ackNone && !rs.oooAny && !rs.dropped {
 		fl |= wire.FlagAckValid
 		ack = rs.rcvNxt - 1
-		rs.ackState = ackNone
-		rs.unacked = 0
+		ackRS = rs
 	}
 	e.hdr = wire.HeaderFields{
 		Type: typ, TargetPort: s.port, SourcePort: e.cfg.Port, Flags: fl, Size: r.size,
 		TargetNode: s.peer.node, SourceNode: e.cfg.NodeID, Session: s.session, Seq: seq, Ack: ack,
 		MsgLen: r.length, Offset: off,
 	}
+	payload := r.msg[off:end]
+	if e.slots != nil && (e.queued > 0 || (len(e.txFrames) == 1 && e.toSlots())) {
+		// Zero copy: the frame is built in a transmit-ring slot and goes
+		// out with the batch's single kick.
+		buf := e.slot()
+		if buf == nil {
+			e.stats.PartialBatches++
+			e.txBlock = true
+			return false
+		}
+		f := wire.AppendFrame(buf[:0], s.peer.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, payload)
+		if e.slots.TxCommit(len(f)) != nil {
+			e.stats.PartialBatches++
+			e.txBlock = true
+			return false
+		}
+		e.queued++
+	} else {
+		// The first frame of a batch goes to a buffer: if it stays alone
+		// it is sent with one send(2), the cheapest way for one frame.
+		i := len(e.txFrames)
+		e.txBufs[i] = wire.AppendFrame(e.txBufs[i][:0], s.peer.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, payload)
+		e.txFrames = append(e.txFrames, e.txBufs[i])
+		e.txSeq = append(e.txSeq, seq)
+		e.txNew = append(e.txNew, !rtx)
+	}
+	if ackRS != nil {
+		ackRS.ackState = ackNone
+		ackRS.unacked = 0
+	}
 	s.txCount++
 	s.txIdx[seq&(maxWindow-1)] = s.txCount
-	i := len(e.txFrames)
-	e.txBufs[i] = wire.AppendFrame(e.txBufs[i][:0], s.peer.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, r.msg[off:end])
-	e.txFrames = append(e.txFrames, e.txBufs[i])
-	e.txSeq = append(e.txSeq, seq)
-	e.txNew = append(e.txNew, !rtx)
 	if rtx {
 		e.stats.DataRetransmitted++
 	} else {
@@ -102,9 +127,53 @@ func (e *Engine) addFrame(now Time, s *txStream, seq uint32, rtx, ackReq bool) b
 	return true
 }
 
+// toSlots moves the single buffered frame of the batch into a
+// transmit-ring slot, so that the batch continues in place. It reports
+// false (and the batch stays buffered) if no slot is free.
+func (e *Engine) toSlots() bool {
+	buf := e.slot()
+	if buf == nil {
+		return false
+	}
+	n := copy(buf, e.txFrames[0])
+	if e.slots.TxCommit(n) != nil {
+		return false
+	}
+	e.queued = 1
+	e.txFrames, e.txSeq, e.txNew = e.txFrames[:0], e.txSeq[:0], e.txNew[:0]
+	return true
+}
+
+// slot returns a free transmit-ring slot, kicking the queued frames out
+// first if the ring is full, or nil.
+func (e *Engine) slot() []byte {
+	buf := e.slots.TxSlot()
+	if buf == nil && e.queued > 0 {
+		e.kick()
+		buf = e.slots.TxSlot()
+	}
+	return buf
+}
+
+// kick starts transmission of the frames queued in the ring. On failure
+// they stay queued (the next kick sends them) and the engine retries soon.
+func (e *Engine) kick() {
+	if e.slots.Flush() != nil {
+		e.txBlock = true
+		return
+	}
+	e.queued = 0
+}
+
+// batchFull reports whether the batch being built has batchMax frames.
+func (e *Engine) batchFull() bool { return len(e.txFrames) == batchMax || e.queued >= batchMax }
+
 // flush sends the batch; it reports false (and rewinds s) if the link took
 // only part of it.
 func (e *Engine) flush(s *txStream) bool {
+	if e.queued > 0 {
+		e.kick()
+	}
 	n := len(e.txFrames)
 	if n == 0 {
 		return true
@@ -169,8 +238,11 @@ func (e *Engine) pump(now Time, s *txStream) {
 		if !s.rtxAll && int32(s.txIdx[seq&(maxWindow-1)]-s.lostBefore) >= 0 {
 			continue // sent after the newest acked frame: not known lost
 		}
-		e.addFrame(now, s, seq, true, s.rtxNext == s.rtxEnd)
-		if len(e.txFrames) == batchMax && !e.flush(s) {
+		if !e.addFrame(now, s, seq, true, s.rtxNext == s.rtxEnd) && e.txBlock {
+			s.rtxNext = seq // not sent: the link is full
+			return
+		}
+		if e.batchFull() && !e.flush(s) {
 			return
 		}
 	}
@@ -200,7 +272,7 @@ func (e *Engine) pump(now Time, s *txStream) {
 			e.trace(now, trProbe, s.peer.node, s.port, s.pri, InitialSeq(s.session), seq, s.nxt, 0, 0, s.lastHeard)
 			break
 		}
-		if len(e.txFrames) == batchMax && !e.flush(s) {
+		if e.batchFull() && !e.flush(s) {
 			break
 		}
 	}
@@ -256,6 +328,7 @@ func (e *Engine) advance(now Time, s *txStream, newUna uint32) {
 		}
 	}
 	s.una = newUna
+	s.lastAdvance = now
 	if diff(s.nxt, s.una) < 0 {
 		s.nxt = s.una
 	}
@@ -350,6 +423,21 @@ func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
 				s.rtxEnd = hi
 			}
 			s.rtxNext = s.una
+			s.rtxAll = false
+		}
+	}
+	// The probe of a retransmission timeout (the oldest frame, resent
+	// alone) was acknowledged: in a network that keeps the order of
+	// frames, every frame sent before it and still unacknowledged is lost
+	// (often the whole tail of a burst, which selective acks cannot show).
+	// Resend those (pump skips the others).
+	if s.rtoProbe && diff(s.una, s.rtoSeq) > 0 {
+		s.rtoProbe = false
+		if e.outstanding(s) {
+			s.rtxNext = s.una
+			if diff(s.nxt, s.rtxEnd) > 0 {
+				s.rtxEnd = s.nxt
+			}
 			s.rtxAll = false
 		}
 	}
@@ -485,12 +573,26 @@ func (e *Engine) Tick(now Time) {
 			e.fail(now, s, StatusTargetNodeUnreached)
 			continue
 		}
+		// Answers that never move the stream (acks that do not advance, a
+		// frame the receiver keeps dropping) must not keep it alive
+		// forever either. A message waiting at the head for a buffer is
+		// bounded by onNoBuffer instead.
+		if e.outstanding(s) && !(s.noBuf && s.una == s.noBufSeq) && now-s.lastAdvance > e.stallTimeout() {
+			e.fail(now, s, StatusSendTimedOut)
+			continue
+		}
 		if e.outstanding(s) && now >= s.rtoAt {
 			e.trace(now, trRTO, s.peer.node, s.port, s.pri, InitialSeq(s.session), s.una, s.nxt, 0, uint32(s.rto/time.Millisecond), s.lastHeard)
 			e.stats.Timeouts++
+			// Resend only the oldest unacknowledged frame, asking for an
+			// ack: the answer's cumulative and selective acks show what
+			// else is lost (see onAck). After a timeout that was only a
+			// slow or descheduled receiver, resending the whole window
+			// would cost up to Window duplicate frames.
 			s.rtxNext = s.una
-			s.rtxEnd = s.nxt
+			s.rtxEnd = s.una + 1
 			s.rtxAll = true
+			s.rtoProbe, s.rtoSeq = true, s.una
 			s.rto = e.clampRTO(2 * s.rto)
 			s.rtoAt = now + s.rto
 			s.rttValid = false
@@ -502,8 +604,18 @@ func (e *Engine) Tick(now Time) {
 		e.active[k] = nil
 	}
 	e.active = e.active[:j]
+	if e.queued > 0 {
+		e.kick() // frames a failed kick left in the ring
+	}
 	e.flushAcks(now, false)
 	e.setDeadline(now)
+}
+
+// stallTimeout is how long frames may stay in flight without the oldest
+// being acknowledged, while the peer answers, before the send fails with
+// StatusSendTimedOut: the larger of the progress and liveness timeouts.
+func (e *Engine) stallTimeout() time.Duration {
+	return max(e.cfg.ProgressTimeout, e.cfg.LivenessTimeout)
 }
 
 // Pump sends the acks that are due and transmits what the windows allow,
@@ -515,6 +627,9 @@ func (e *Engine) Pump(now Time) {
 		if !s.disabled && s.qLen > 0 {
 			e.pump(now, s)
 		}
+	}
+	if e.queued > 0 {
+		e.kick()
 	}
 	e.flushAcks(now, false)
 	e.setDeadline(now)
@@ -557,6 +672,7 @@ func (e *Engine) setDeadline(now Time) {
 		}
 		if e.outstanding(s) {
 			min(s.rtoAt)
+			min(s.lastAdvance + e.stallTimeout() + 1)
 		} else if s.probing && s.qLen > 0 && s.backoffUntil > now {
 			min(s.backoffUntil)
 		}
