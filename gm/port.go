@@ -686,30 +686,38 @@ func (p *Port) ReceivePending() bool {
 	return p.eng.Pending() > 0 || (!p.alarmQueued && p.alarmDueLocked(p.now()))
 }
 
-// SpinTime is how long BlockingReceive keeps polling after the last frame
-// arrived before it sleeps in the kernel.
+// SpinTime is how long BlockingReceive polls before it sleeps in the
+// kernel when nothing arrives.
 const SpinTime = time.Millisecond
 
-// BlockingReceive is gm_blocking_receive: it polls until an event is
-// pending, and sleeps in the kernel (until a frame, an alarm or a protocol
-// event) once no frame has arrived for SpinTime. While frames keep arriving
-// (a message being received) it keeps polling the link's ring, without a
-// system call or a wake-up per frame. It returns NoRecvEvent only if the
-// port is closed meanwhile.
+// StreamSpinTime is how long BlockingReceive keeps polling after the last
+// frame once frames are arriving: while a message streams in, frames follow
+// each other within microseconds, and polling the ring costs no system call
+// or wake-up per frame; a longer gap puts the receiver to sleep, leaving the
+// CPU to others.
+const StreamSpinTime = 50 * time.Microsecond
+
+// BlockingReceive is gm_blocking_receive: it polls for up to SpinTime, and
+// then sleeps in the kernel until a frame, an alarm or a protocol event.
+// While frames keep arriving (a message streaming in) it keeps polling the
+// link's ring, until StreamSpinTime passes without a frame. It returns
+// NoRecvEvent only if the port is closed meanwhile.
 func (p *Port) BlockingReceive() *Event { return p.blockingReceive(SpinTime) }
 
 // BlockingReceiveNoSpin is gm_blocking_receive_no_spin: like
-// BlockingReceive, but it sleeps as soon as nothing is pending. Unlike
-// GM it never returns _GM_SLEEP_EVENT: it blocks itself.
+// BlockingReceive, but it sleeps as soon as nothing is pending (it still
+// polls while frames stream in). Unlike GM it never returns
+// _GM_SLEEP_EVENT: it blocks itself.
 func (p *Port) BlockingReceiveNoSpin() *Event { return p.blockingReceive(0) }
 
 // maxSleep bounds one sleep in the kernel.
 const maxSleep = 100 * time.Millisecond
 
-// blockingReceive polls the link until an event is pending; once no frame
-// arrived for spin, it sleeps in link.Wait, then polls again.
+// blockingReceive polls the link until an event is pending, for spin at
+// first and then as long as frames arrive within StreamSpinTime of each
+// other; otherwise it sleeps in link.Wait, then polls again.
 func (p *Port) blockingReceive(spin time.Duration) *Event {
-	lastFrame := p.now()
+	pollUntil := p.now() + spin
 	for {
 		if p.closed.Load() {
 			return p.noEvent()
@@ -728,17 +736,16 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 			continue
 		}
 		if p.drainLocked(now) > 0 {
-			lastFrame = now
+			pollUntil = max(pollUntil, now+StreamSpinTime)
 		}
 		if e := p.nextEventLocked(now); e != nil {
 			p.mu.Unlock()
 			return e
 		}
-		if now-lastFrame < spin {
+		if now < pollUntil {
 			p.mu.Unlock()
-			// Let other goroutines run between polls: spinning on every
-			// P would starve them until preemption (10 ms), e.g. an
-			// in-process relay or a sender feeding this very receiver.
+			// Let other goroutines run between polls, rather than keep
+			// them off this P until preemption.
 			runtime.Gosched()
 			continue
 		}
@@ -771,7 +778,7 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		if err != nil {
 			return p.noEvent()
 		}
-		lastFrame = now // poll again before the next sleep
+		pollUntil = now + StreamSpinTime // poll again before the next sleep
 	}
 }
 
