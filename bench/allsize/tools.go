@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ethergm/ethergm/bench/internal/runner"
 	"github.com/ethergm/ethergm/cmd/gm_allsize/report"
 	"github.com/ethergm/ethergm/tests/netns"
 )
@@ -24,95 +23,34 @@ const sockperfPort = "11111"
 // npMax is the largest NetPIPE block.
 const npMax = 1 << 20
 
-// pinned returns the taskset command line running name on cpu.
-func pinned(cpu int, name string, args ...string) (string, []string) {
-	return "taskset", append([]string{"-c", strconv.Itoa(cpu), name}, args...)
-}
+func (b *bench) runner() *runner.Runner { return &runner.Runner{Log: b.log} }
 
 // startServer starts a server on p's server host, pinned to the server
 // CPU, and waits until its output contains ready (if not empty).
 func (b *bench) startServer(p *path, ready, name string, args ...string) (*netns.Proc, error) {
-	cmd, argv := pinned(b.cfg.serverCPU, name, args...)
-	fmt.Fprintf(b.log, "$ [%s] %s %s &\n", p.server.Name, cmd, strings.Join(argv, " "))
-	proc, err := p.server.Start(cmd, argv...)
-	if err != nil {
-		return nil, err
-	}
-	if ready == "" {
-		return proc, nil
-	}
-	deadline := time.After(10 * time.Second)
-	for !strings.Contains(proc.Output(), ready) {
-		select {
-		case <-proc.Done():
-			return nil, fmt.Errorf("%s exited before it was ready: %v: %s", name, proc.Wait(), lastLine(proc.Output()))
-		case <-deadline:
-			_ = proc.Kill()
-			return nil, fmt.Errorf("%s not ready after 10s: %s", name, lastLine(proc.Output()))
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	return proc, nil
+	return b.runner().StartServer(p.server, b.cfg.serverCPU, ready, name, args...)
 }
 
 // stopServer signals proc's process group with sig unless it has exited,
 // waits up to 5 s (then kills it), logs and returns its output.
 func (b *bench) stopServer(proc *netns.Proc, sig syscall.Signal) string {
-	select {
-	case <-proc.Done():
-	default:
-		_ = syscall.Kill(-proc.Pid(), sig)
-		select {
-		case <-proc.Done():
-		case <-time.After(5 * time.Second):
-			_ = proc.Kill()
-		}
-	}
-	out := proc.Output()
-	fmt.Fprintf(b.log, "--- server output:\n%s\n", out)
-	return out
+	return b.runner().StopServer(proc, sig)
 }
 
 // waitServer waits up to d for proc to exit by itself, then kills it; it
 // logs and returns its output.
 func (b *bench) waitServer(proc *netns.Proc, d time.Duration) (string, error) {
-	var err error
-	select {
-	case <-proc.Done():
-		err = proc.Wait()
-	case <-time.After(d):
-		_ = proc.Kill()
-		err = fmt.Errorf("server did not exit within %v", d)
-	}
-	out := proc.Output()
-	fmt.Fprintf(b.log, "--- server output:\n%s\n", out)
-	return out, err
+	return b.runner().WaitServer(proc, d)
 }
 
 // runClient runs a client on p's client host, pinned to the client CPU,
 // and returns its combined output.
 func (b *bench) runClient(p *path, timeout time.Duration, name string, args ...string) (string, error) {
-	cmd, argv := pinned(b.cfg.clientCPU, name, args...)
-	fmt.Fprintf(b.log, "$ [%s] %s %s\n", p.client.Name, cmd, strings.Join(argv, " "))
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	out, err := p.client.CommandContext(ctx, cmd, argv...).CombinedOutput()
-	fmt.Fprintf(b.log, "%s\n", out)
-	if ctx.Err() != nil {
-		return string(out), fmt.Errorf("%s timed out after %v", name, timeout)
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return string(out), fmt.Errorf("%s: %v: %s", name, err, lastLine(string(out)))
-	}
-	return string(out), err
+	return b.runner().RunClient(p.client, b.cfg.clientCPU, timeout, name, args...)
 }
 
 // lastLine returns the last non-empty line of s.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
-}
+func lastLine(s string) string { return runner.LastLine(s) }
 
 // gmEnv returns the env(1) arguments that run gm_allsize as host h.
 func (b *bench) gmEnv(p *path, h *netns.Host, args ...string) []string {

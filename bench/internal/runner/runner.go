@@ -1,0 +1,126 @@
+// Package runner starts and stops the benchmark programs (ours, sockperf,
+// NetPIPE) on netns hosts, pinned to a CPU with taskset, logging every
+// command line and output. It is shared by the benchmark drivers
+// bench/cmd/egm-bench and bench/allsize.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ethergm/ethergm/tests/netns"
+)
+
+// Runner runs commands on netns hosts. The zero Nice leaves the nice level
+// unchanged.
+type Runner struct {
+	Log  io.Writer // receives every command line and output
+	Nice int       // nice level of every command (0: unchanged)
+}
+
+// Pinned returns the command line that runs name pinned to cpu (taskset),
+// at the configured nice level.
+func (r *Runner) Pinned(cpu int, name string, args ...string) (string, []string) {
+	argv := append([]string{"-c", strconv.Itoa(cpu), name}, args...)
+	if r.Nice == 0 {
+		return "taskset", argv
+	}
+	return "nice", append([]string{"-n", strconv.Itoa(r.Nice), "taskset"}, argv...)
+}
+
+// StartServer starts name on h pinned to cpu and waits up to 10 s until its
+// output contains ready (if not empty).
+func (r *Runner) StartServer(h *netns.Host, cpu int, ready, name string, args ...string) (*netns.Proc, error) {
+	cmd, argv := r.Pinned(cpu, name, args...)
+	fmt.Fprintf(r.Log, "$ [%s] %s %s &\n", h.Name, cmd, strings.Join(argv, " "))
+	p, err := h.Start(cmd, argv...)
+	if err != nil {
+		return nil, err
+	}
+	if ready == "" {
+		return p, nil
+	}
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(p.Output(), ready) {
+		select {
+		case <-p.Done():
+			out := p.Output()
+			fmt.Fprint(r.Log, out)
+			return nil, fmt.Errorf("%s exited before it was ready: %v: %s", name, p.Wait(), LastLine(out))
+		case <-deadline:
+			_ = p.Kill()
+			return nil, fmt.Errorf("%s not ready after 10s: %s", name, LastLine(p.Output()))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return p, nil
+}
+
+// StopServer signals p's process group with sig unless it has exited, waits
+// up to 5 s (then kills it), logs and returns its output.
+func (r *Runner) StopServer(p *netns.Proc, sig syscall.Signal) string {
+	select {
+	case <-p.Done():
+	default:
+		_ = syscall.Kill(-p.Pid(), sig)
+		select {
+		case <-p.Done():
+		case <-time.After(5 * time.Second):
+			_ = p.Kill()
+		}
+	}
+	out := p.Output()
+	fmt.Fprintf(r.Log, "--- server %s output:\n%s\n", p.Args[0], out)
+	return out
+}
+
+// WaitServer waits up to d for p to exit by itself (a receiver that saw the
+// end of its stream), then kills it; it logs and returns its output.
+func (r *Runner) WaitServer(p *netns.Proc, d time.Duration) (string, error) {
+	var err error
+	select {
+	case <-p.Done():
+		err = p.Wait()
+	case <-time.After(d):
+		_ = p.Kill()
+		err = fmt.Errorf("%s did not finish within %v", p.Args[0], d)
+	}
+	out := p.Output()
+	fmt.Fprintf(r.Log, "--- server %s output:\n%s\n", p.Args[0], out)
+	if err != nil {
+		return out, fmt.Errorf("%w: %s", err, LastLine(out))
+	}
+	return out, nil
+}
+
+// RunClient runs name on h pinned to cpu with a timeout and returns its
+// combined output.
+func (r *Runner) RunClient(h *netns.Host, cpu int, timeout time.Duration, name string, args ...string) (string, error) {
+	cmd, argv := r.Pinned(cpu, name, args...)
+	fmt.Fprintf(r.Log, "$ [%s] %s %s\n", h.Name, cmd, strings.Join(argv, " "))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, err := h.CommandContext(ctx, cmd, argv...).CombinedOutput()
+	fmt.Fprintf(r.Log, "%s\n", out)
+	if ctx.Err() != nil {
+		return string(out), fmt.Errorf("%s timed out after %v", name, timeout)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(out), fmt.Errorf("%s: %v: %s", name, err, LastLine(string(out)))
+	}
+	return string(out), err
+}
+
+// LastLine returns the last non-empty line of s.
+func LastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
