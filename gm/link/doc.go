@@ -14,35 +14,44 @@
 //
 // A Link owns up to three AF_PACKET SOCK_RAW sockets and an eventfd:
 //
-//	R  ring socket   ETH_P_ALL, bound to the interface, classic BPF filter,
-//	                 TPACKET_V3 RX ring (default 64 blocks x 128 KiB,
-//	                 retire timeout 1 ms); Send uses send(2) on it
-//	D  doorbell      ETH_P_ALL, same filter but snap length 1, minimal
+//	R  ring socket   bound to the EtherType on every interface (ifindex 0),
+//	                 classic BPF filter, TPACKET_V3 RX ring (default 64
+//	                 blocks x 128 KiB, retire timeout 1 ms); Send uses
+//	                 sendto(2) on it
+//	D  doorbell      bound like R, same filter but snap length 1, minimal
 //	                 SO_RCVBUF, no ring; only in open-block mode
 //	T  TX ring       protocol 0 (receives nothing), TPACKET_V3 TX ring of
 //	                 fixed slots, PACKET_LOSS, optional PACKET_QDISC_BYPASS;
 //	                 used by SendBatch, TxSlot/TxCommit/Flush
 //	E  eventfd       Wake and Close interrupt a sleeping Wait
 //
-// R is bound to ETH_P_ALL rather than to the EtherType so that it also sees
-// frames that another EtherGM socket of the same host sends to this
-// interface's own MAC address: the kernel copies transmitted frames only to
-// ETH_P_ALL taps (dev_queue_xmit_nit), as PACKET_OUTGOING. That is how two
-// GM ports of one host talk to each other ("loopback"). Every socket is
-// created with protocol 0 and gets its filter and ring before bind(2) names
-// the protocol, so nothing unfiltered is ever queued.
+// R and D are bound to the EtherType, not to ETH_P_ALL: an ETH_P_ALL
+// socket is a tap, and for every frame the host sends, the kernel clones
+// the skb and runs each tap's filter (dev_queue_xmit_nit). With two taps
+// per Link that cost about 0.4 us per round trip (measured with
+// egm-linkperf, interleaved runs). Frames a Link sends to its own
+// interface's MAC address (two GM ports of one host talking to each other,
+// GM "loopback") therefore go through the loopback interface lo: Send
+// addresses them to lo, and R and D, bound on every interface of the
+// network namespace (ifindex 0), take frames from lo whose destination is
+// their MAC. If the namespace has no loopback interface, R and D are bound
+// to the interface alone and sending to the own MAC fails with
+// ErrNoLoopback. Every socket is created with protocol 0 and gets its
+// filter and ring before bind(2) names the protocol, so nothing unfiltered
+// is ever queued.
 //
 // # Filter
 //
 // The classic BPF program (filter.go, unit-tested in bpf.NewVM) accepts a
 // frame only if its EtherType is Config.EtherType, its target port (frame
-// offset 16) is below 32 with its bit set in Config.Ports, its packet type
-// is not PACKET_OTHERHOST, and, when the packet type is PACKET_OUTGOING,
-// its destination MAC is our own. So a Link never reads back its own
-// transmissions to other hosts, but does see local loopback frames.
-// Rejected frames cost no ring space. The kernel never hands a socket the
-// frames it sent itself, so a Link does not receive frames it sends to its
-// own MAC; the other Links of the interface do.
+// offset 16) is below 32 with its bit set in Config.Ports, and it arrived
+// either on the Link's interface with a packet type other than
+// PACKET_OTHERHOST, or on lo with our own MAC as its destination (the
+// ifindex and pkt_type BPF extensions). So a Link never reads back its own
+// transmissions to other hosts, nor frames of other interfaces (other
+// rails), but does see local loopback frames, including those it sends to
+// its own MAC if its port mask accepts their target port. Rejected frames
+// cost no ring space.
 //
 // # Receive paths (Mode)
 //
@@ -111,25 +120,21 @@
 //
 // # Start-up self-test
 //
-// Open opens a temporary ETH_P_ALL socket with a two-block V3 ring and a
-// 1000 ms retire timeout (its first block stays open during the test),
-// filtered to outgoing frames from our own MAC to target port
+// Open opens a temporary socket bound to the EtherType on lo, with a
+// two-block V3 ring and a 1000 ms retire timeout (its first block stays
+// open during the test), filtered to frames from our own MAC to target port
 // wire.PortNone (which no Link accepts), and sends 8 DATAGRAM frames with a
 // random session nonce and payload lengths from 0 to MTU-44 to our own MAC
-// from a second temporary socket. Each frame must become readable by the
-// reader above within 50 ms while block_status is still not
-// TP_STATUS_USER, num_pkts must count it, it must be byte-identical to what
-// was sent at offset 82, the kernel's final tp_mac (82) and tp_snaplen must
-// agree, and its CRC must check. Frames of other Links' concurrent
+// through lo from a second temporary socket. Each frame must become
+// readable by the reader above within 50 ms while block_status is still
+// not TP_STATUS_USER, num_pkts must count it, it must be byte-identical to
+// what was sent at offset 82, the kernel's final tp_mac (82) and tp_snaplen
+// must agree, and its CRC must check. Frames of other Links' concurrent
 // self-tests are recognised by the nonce and ignored. If the timer retires
 // the test block anyway, the test is repeated once. Any failure selects
-// "v2-ring" with the reason. The test takes about a millisecond; its frames
-// also leave on the wire (dst = our MAC), where captures can see them.
-// Without a carrier (e.g. the peer's veth is down) the frames may be
-// dropped before the local taps see them, so a Link opened then uses
-// open-block only if a self-test already passed in this process (the
-// tested behaviour is the kernel's), and otherwise falls back with the
-// reason "self-test inconclusive: <if> had no carrier at Open".
+// "v2-ring" with the reason (also when lo is missing or down). The test
+// takes about a millisecond; its frames never leave the host, and captures
+// on lo show them.
 //
 // # Validation
 //
@@ -148,7 +153,7 @@
 // D. A V3 socket wakes poll only when a block retires (once per block, not
 // per frame), which is what D is for: it receives a one-byte copy of every
 // frame R accepts and wakes poll per frame. The kernel delivers a frame to
-// the most recently bound tap first, and D is bound before R, so by the time
+// the most recently bound socket first, and D is bound before R, so by the time
 // D has a frame, R's ring has it too (checked: in 8000 blocking round trips
 // the doorbell never woke Wait before the frame was in the ring). Before
 // sleeping Wait drains D, then checks the ring again (including packets
@@ -164,19 +169,19 @@
 //
 // # Transmit
 //
-// Send writes one frame with send(2) on R: one system call, the cheapest
-// path for a single small frame (the reference measured the TX ring ~0.7 us
-// slower for one 64-byte frame); it goes through the qdisc path, so local
-// taps (other Links, tcpdump) see it. SendBatch copies frames into the V3 TX
+// Send writes one frame with sendto(2) on R, addressed to the interface
+// (or to lo, see Sockets): one system call, the cheapest path for a single
+// small frame (the reference measured the TX ring ~0.7 us slower for one
+// 64-byte frame); it goes through the qdisc path, so taps (tcpdump) see it. SendBatch copies frames into the V3 TX
 // ring of T (fixed slots, frame at offset 48, tp_len then tp_status =
 // TP_STATUS_SEND_REQUEST with an atomic store) and starts them with one
 // sendto(fd, NULL, 0, MSG_DONTWAIT); slots are reused when the kernel has
 // marked them available. TxSlot, TxCommit and Flush are the zero-copy form
 // of the same path. With Config.QdiscBypass, T skips the qdisc
 // (PACKET_QDISC_BYPASS: the reference measured +13 % streaming with the
-// TX ring, but such frames are invisible to local taps and dropped, not
-// queued, on a full driver queue), so frames addressed to our own MAC
-// always go through R's send(2) instead. EAGAIN and ENOBUFS are retried a
+// TX ring, but such frames are invisible to taps such as tcpdump and
+// dropped, not queued, on a full driver queue). Frames addressed to our own
+// MAC always go through R's sendto(2) to lo instead. EAGAIN and ENOBUFS are retried a
 // bounded number of times (yield, then short sleeps), then ErrTxBusy is
 // returned; the GM layer retransmits. After the interface went down and up,
 // the kernel reports a stale ENETDOWN once on the next send; the send is
@@ -208,8 +213,9 @@
 //
 // With the defaults a Link pins 8 MiB of ring memory for receiving and
 // 512 KiB for transmitting (16 KiB slots and 4 MiB with a 9000-byte MTU).
-// Each Link filters every frame of the interface and, being an ETH_P_ALL
-// tap, shares one skb clone per transmitted frame with the other taps.
+// Each Link runs its filter on every EtherGM frame of the network
+// namespace (all interfaces, lo included); it is not a tap, so the frames
+// the host sends cost it nothing.
 // VLAN-tagged frames are not handled.
 //
 // # Measurements

@@ -16,7 +16,7 @@ const (
 	pktBroadcast = 1 // to all
 	pktMulticast = 2 // to group
 	pktOtherHost = 3 // to someone else (promiscuous)
-	pktOutgoing  = 4 // sent by this host (seen by ETH_P_ALL taps)
+	pktOutgoing  = 4 // sent by this host (seen only by ETH_P_ALL taps)
 )
 
 // targetPortFrameOff is the frame offset of the target port byte.
@@ -27,26 +27,33 @@ const targetPortFrameOff = wire.EthHeaderLen + wire.TargetPortOffset
 const acceptAll = 0x40000
 
 // filterSpec describes a receive filter.
+//
+// The Link's sockets are bound to the EtherType on every interface of the
+// network namespace (ifindex 0), not to ETH_P_ALL: an ETH_P_ALL socket is
+// a tap, and the kernel clones every frame the host sends for the taps.
+// The filter therefore selects the interface: frames received on the
+// Link's interface (not PACKET_OTHERHOST), and frames received on the
+// loopback interface whose destination MAC is the Link's own (the frames
+// other Links of this host address to it, which Send routes through lo).
 type filterSpec struct {
 	etherType uint16
 	ports     PortMask // used unless port is set
 	port      int      // if >= 0, accept exactly this target port (any value 0..255)
 	mac       [6]byte  // our own MAC
-	// matchSrcOnOutgoing selects the self-test variant: accept only
-	// outgoing frames whose source MAC is ours. The normal variant accepts
-	// incoming frames (not PACKET_OTHERHOST) and outgoing frames whose
-	// destination MAC is ours.
-	matchSrcOnOutgoing bool
-	snap               uint32 // accept return value (snap length)
+	ifindex   int      // the Link's interface (0: do not check the interface)
+	loIndex   int      // the loopback interface (0: none)
+	// selfTest selects the self-test variant: accept only frames received
+	// on the loopback interface whose source MAC is ours.
+	selfTest bool
+	snap     uint32 // accept return value (snap length)
 }
 
 // buildFilter returns the classic BPF program for spec. It has two parts:
 //
 //   - the header part (EtherType and target port), which bpf.NewVM can run;
-//   - the packet-type part, which starts with the single instruction that
-//     loads the pkt_type extension (bpf.NewVM does not implement it; tests
-//     replace that one instruction by a constant load, which keeps every
-//     jump offset valid).
+//   - the interface part, which uses the ifindex and pkt_type extensions
+//     (bpf.NewVM implements neither; tests replace those loads by constant
+//     loads, which keeps every jump offset valid).
 //
 // Normal program (mask with several bits; one bit uses a plain compare):
 //
@@ -59,21 +66,28 @@ type filterSpec struct {
 //	lsh x           ; A = 1 << port
 //	and #mask
 //	jeq #0, drop
+//	ld ifindex
+//	jeq #lo, self   ; (if there is a loopback interface)
+//	jne #ifindex, drop
 //	ld pkt_type
 //	jeq #OTHERHOST, drop
 //	jne #OUTGOING, accept
-//	ld [0]          ; destination MAC bytes 0..3 (or source MAC, offset 6)
+//	self: ld [0]    ; destination MAC bytes 0..3
 //	jne #mac0_3, drop
 //	ldh [4]         ; destination MAC bytes 4..5
 //	jne #mac4_5, drop
 //	accept: ret #snap
 //	drop:   ret #0
+//
+// The self-test program has "ld ifindex; jne #lo, drop" as its interface
+// part and checks the source MAC (offset 6) instead.
 func buildFilter(spec filterSpec) []bpf.Instruction {
 	// Instructions are built front to back with symbolic targets, then the
 	// skip counts are fixed up once the positions of accept/drop are known.
 	const (
 		toDrop = iota + 1
 		toAccept
+		toSelf // the MAC check
 	)
 	type jump struct {
 		ins         bpf.JumpIf
@@ -104,15 +118,24 @@ func buildFilter(spec filterSpec) []bpf.Instruction {
 			jmp(bpf.JumpEqual, 0, toDrop, 0)
 		}
 	}
-	add(bpf.LoadExtension{Num: bpf.ExtType})
 	macOff := uint32(0)
-	if spec.matchSrcOnOutgoing {
-		jmp(bpf.JumpNotEqual, pktOutgoing, toDrop, 0)
+	if spec.selfTest {
+		add(bpf.LoadExtension{Num: bpf.ExtInterfaceIndex})
+		jmp(bpf.JumpNotEqual, uint32(spec.loIndex), toDrop, 0)
 		macOff = 6
 	} else {
+		if spec.ifindex != 0 {
+			add(bpf.LoadExtension{Num: bpf.ExtInterfaceIndex})
+			if spec.loIndex != 0 && spec.loIndex != spec.ifindex {
+				jmp(bpf.JumpEqual, uint32(spec.loIndex), toSelf, 0)
+			}
+			jmp(bpf.JumpNotEqual, uint32(spec.ifindex), toDrop, 0)
+		}
+		add(bpf.LoadExtension{Num: bpf.ExtType})
 		jmp(bpf.JumpEqual, pktOtherHost, toDrop, 0)
 		jmp(bpf.JumpNotEqual, pktOutgoing, toAccept, 0)
 	}
+	self := len(prog)
 	add(bpf.LoadAbsolute{Off: macOff, Size: 4})
 	jmp(bpf.JumpNotEqual, binary.BigEndian.Uint32(spec.mac[0:4]), toDrop, 0)
 	add(bpf.LoadAbsolute{Off: macOff + 4, Size: 2})
@@ -133,6 +156,8 @@ func buildFilter(spec filterSpec) []bpf.Instruction {
 				return uint8(drop - pc - 1)
 			case toAccept:
 				return uint8(accept - pc - 1)
+			case toSelf:
+				return uint8(self - pc - 1)
 			}
 			return 0
 		}

@@ -592,6 +592,28 @@ func TestIntegrationSelfTest(t *testing.T) {
 	}
 }
 
+// TestIntegrationNoLoopback: with lo down, the self-test cannot run (the
+// Link falls back to the V2 ring and says why), traffic to other hosts
+// still flows, and a frame to the own MAC fails with an error instead of
+// vanishing.
+func TestIntegrationNoLoopback(t *testing.T) {
+	c := netns.New(t, netns.Options{Hosts: 2, Direct: true})
+	h := c.Hosts[0]
+	if _, err := h.Run("ip", "link", "set", "lo", "down"); err != nil {
+		t.Fatal(err)
+	}
+	a := openOn(t, h, nil)
+	if want := ModeV2 + " (fallback: self-test impossible: the loopback interface lo is down)"; a.Mode() != want {
+		t.Errorf("Mode() = %q, want %q", a.Mode(), want)
+	}
+	b := openOn(t, c.Hosts[1], nil)
+	pingPong(t, a, b, 100, false, 64)
+	self := mac6(a.HardwareAddr())
+	if err := a.Send(testFrame(nil, self, self, 2, 1, 64)); err == nil || !errors.Is(err, syscall.ENETDOWN) {
+		t.Errorf("Send to own MAC with lo down = %v, want ENETDOWN", err)
+	}
+}
+
 func TestIntegrationErrors(t *testing.T) {
 	c := netns.New(t, netns.Options{Hosts: 2, Direct: true})
 	h := c.Hosts[0]

@@ -156,6 +156,11 @@ var (
 	// full after bounded retries. The frames not reported as sent may be
 	// retried; the GM layer's retransmission covers them.
 	ErrTxBusy = errors.New("link: transmit queue full")
+	// ErrNoLoopback is returned by the send methods for a frame addressed
+	// to the interface's own MAC when the network namespace has no
+	// loopback interface: such frames reach the host's other Links
+	// through lo ("ip link set lo up").
+	ErrNoLoopback = errors.New("link: frames to this host need the loopback interface lo")
 	// ErrNotSupported is returned by Open on systems without AF_PACKET.
 	ErrNotSupported = errors.New("link: not supported on this system")
 )

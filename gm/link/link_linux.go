@@ -49,9 +49,6 @@ const (
 // tested behaviour belongs to the kernel, not to the interface).
 var selfTestPassed atomic.Bool
 
-// ethPAll is ETH_P_ALL in network byte order, as bind(2) wants it.
-var ethPAll = htons(unix.ETH_P_ALL)
-
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // Link is an EtherGM endpoint on one Ethernet interface: a receive ring
@@ -60,10 +57,17 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 type Link struct {
 	name    string
 	ifindex int
+	loIndex int // the loopback interface of the namespace (0: none)
+	// bindIndex is the interface the receiving sockets are bound to: 0
+	// (every interface; the filter selects ours and lo) if there is a
+	// loopback interface, else ifindex.
+	bindIndex int
+	// saDev and saLo address send(2)s to the interface and to lo (the
+	// ring socket is bound to bindIndex, so every send names its device).
+	saDev, saLo unix.RawSockaddrLinklayer
 	hw      net.HardwareAddr
 	mac     [6]byte
 	mtu     int
-	carrier bool // the interface was running (had a carrier) at Open
 	cfg     Config
 	spin    time.Duration
 	mode    string
@@ -156,8 +160,13 @@ func (l *Link) open() error {
 		return &OpError{Op: "lookup", Interface: l.name, Err: ErrMTU, Detail: strconv.Itoa(ifi.MTU)}
 	}
 	l.ifindex, l.mtu, l.hw = ifi.Index, ifi.MTU, ifi.HardwareAddr
-	l.carrier = ifi.Flags&net.FlagRunning != 0
 	copy(l.mac[:], ifi.HardwareAddr)
+	l.bindIndex = l.ifindex
+	if lo, err := net.InterfaceByName("lo"); err == nil && lo.Flags&net.FlagLoopback != 0 && lo.Index != l.ifindex {
+		l.loIndex, l.bindIndex = lo.Index, 0
+	}
+	l.saDev = linkAddr(l.ifindex, l.cfg.EtherType)
+	l.saLo = linkAddr(l.loIndex, l.cfg.EtherType)
 
 	// Block size: page multiple, room for a descriptor and a full frame.
 	page := os.Getpagesize()
@@ -184,9 +193,6 @@ func (l *Link) open() error {
 		kind, why = rxV3Block, "disabled by "+EnvOpenBlock+"=0"
 	case runtime.GOARCH != "amd64":
 		kind, why = rxV2, "open-block reading needs x86-64 memory ordering, GOARCH="+runtime.GOARCH
-	case !l.carrier && selfTestPassed.Load():
-		// Without a carrier the self-test frames may never reach the
-		// local taps; the kernel passed the test earlier in this process.
 	default:
 		if why = l.selfTest(); why != "" {
 			kind = rxV2
@@ -213,7 +219,7 @@ func (l *Link) open() error {
 		if l.fdD, err = l.packetSocket("socket (doorbell)", true); err != nil {
 			return err
 		}
-		if err := l.attachFilter(l.fdD, filterSpec{etherType: l.cfg.EtherType, ports: l.cfg.Ports, port: -1, mac: l.mac, snap: 1}); err != nil {
+		if err := l.attachFilter(l.fdD, l.filter(1)); err != nil {
 			return err
 		}
 		// The smallest receive buffer: while the reader spins on the
@@ -222,7 +228,7 @@ func (l *Link) open() error {
 		if err := unix.SetsockoptInt(l.fdD, unix.SOL_SOCKET, unix.SO_RCVBUF, 0); err != nil {
 			return l.opErr("setsockopt SO_RCVBUF (doorbell)", err)
 		}
-		if err := l.bind(l.fdD, ethPAll, "bind (doorbell)"); err != nil {
+		if err := l.bindRx(l.fdD, "bind (doorbell)"); err != nil {
 			return err
 		}
 	}
@@ -230,7 +236,7 @@ func (l *Link) open() error {
 	if l.fdR, err = l.packetSocket("socket", false); err != nil {
 		return err
 	}
-	if err := l.attachFilter(l.fdR, filterSpec{etherType: l.cfg.EtherType, ports: l.cfg.Ports, port: -1, mac: l.mac, snap: acceptAll}); err != nil {
+	if err := l.attachFilter(l.fdR, l.filter(acceptAll)); err != nil {
 		return err
 	}
 	l.rx = rxRing{macOff: rxMacOff, etherType: l.cfg.EtherType, noCRC: l.cfg.NoCRCCheck, openBlock: kind == rxOpenBlock}
@@ -251,7 +257,7 @@ func (l *Link) open() error {
 		l.rx.blockSize, l.rx.nBlocks = bs, l.cfg.RxBlocks
 	}
 	l.rx.mem = l.rxMem
-	if err := l.bind(l.fdR, ethPAll, "bind"); err != nil {
+	if err := l.bindRx(l.fdR, "bind"); err != nil {
 		return err
 	}
 
@@ -305,8 +311,32 @@ func (l *Link) attachFilter(fd int, spec filterSpec) error {
 	return nil
 }
 
+// filter returns the receive filter of the Link's sockets with the accept
+// value snap.
+func (l *Link) filter(snap uint32) filterSpec {
+	return filterSpec{etherType: l.cfg.EtherType, ports: l.cfg.Ports, port: -1, mac: l.mac,
+		ifindex: l.ifindex, loIndex: l.loIndex, snap: snap}
+}
+
+// bindRx binds a receiving socket to the EtherType on bindIndex. It is
+// not an ETH_P_ALL tap: the kernel does not clone the host's outgoing
+// frames for it.
+func (l *Link) bindRx(fd int, op string) error {
+	return l.bindIf(fd, htons(l.cfg.EtherType), l.bindIndex, op)
+}
+
+// linkAddr returns the sockaddr_ll that sends a frame of etherType on the
+// interface ifindex.
+func linkAddr(ifindex int, etherType uint16) unix.RawSockaddrLinklayer {
+	return unix.RawSockaddrLinklayer{Family: unix.AF_PACKET, Protocol: htons(etherType), Ifindex: int32(ifindex), Halen: 6}
+}
+
 func (l *Link) bind(fd int, proto uint16, op string) error {
-	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: proto, Ifindex: l.ifindex}); err != nil {
+	return l.bindIf(fd, proto, l.ifindex, op)
+}
+
+func (l *Link) bindIf(fd int, proto uint16, ifindex int, op string) error {
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: proto, Ifindex: ifindex}); err != nil {
 		if errors.Is(err, unix.ENETDOWN) {
 			return l.opErr(op, ErrInterfaceDown)
 		}
@@ -626,11 +656,12 @@ func (l *Link) checkSize(frame []byte) error {
 	return nil
 }
 
-// Send transmits one frame now with send(2) on the ring socket. The frame
-// is a complete Ethernet frame (the caller fills in the source MAC); it is
-// not retained. Frames addressed to the interface's own MAC reach the other
-// Links on the interface (not this one). EAGAIN and ENOBUFS are retried a
-// bounded number of times, then ErrTxBusy is returned.
+// Send transmits one frame now with sendto(2) on the ring socket. The
+// frame is a complete Ethernet frame (the caller fills in the source MAC);
+// it is not retained. Frames addressed to the interface's own MAC go
+// through the loopback interface and reach the Links of this host on the
+// interface whose port mask matches (this one too). EAGAIN and ENOBUFS
+// are retried a bounded number of times, then ErrTxBusy is returned.
 func (l *Link) Send(frame []byte) error {
 	l.txMu.Lock()
 	defer l.txMu.Unlock()
@@ -644,8 +675,15 @@ func (l *Link) Send(frame []byte) error {
 }
 
 func (l *Link) sendLocked(frame []byte) error {
+	sa := &l.saDev
+	if l.isSelf(frame) {
+		if l.loIndex == 0 {
+			return &OpError{Op: "send", Interface: l.name, Err: ErrNoLoopback}
+		}
+		sa = &l.saLo
+	}
 	for i := 0; ; i++ {
-		_, err := unix.Write(l.fdR, frame)
+		err := sendto(l.fdR, frame, sa)
 		if err == nil {
 			l.txFrames.add(1)
 			l.txBytes.add(uint64(len(frame)))
@@ -670,6 +708,17 @@ func (l *Link) sendLocked(frame []byte) error {
 	}
 }
 
+// sendto sends frame on fd to the address sa (one system call, no
+// allocation).
+func sendto(fd int, frame []byte, sa *unix.RawSockaddrLinklayer) error {
+	_, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&frame[0])), uintptr(len(frame)),
+		0, uintptr(unsafe.Pointer(sa)), unix.SizeofSockaddrLinklayer)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
 // backoff pauses before retry i: yields first, then sleeps briefly.
 func backoff(i int) {
 	if i < 4 {
@@ -682,9 +731,8 @@ func backoff(i int) {
 // SendBatch queues frames on the transmit ring and starts their
 // transmission with one system call. It returns how many frames were
 // queued (in order); on error the rest were not sent. Frames addressed to
-// the interface's own MAC are sent with send(2) instead (with
-// Config.QdiscBypass the ring's frames would be invisible to the local
-// Links). The frames are copied; the caller may reuse them at once.
+// the interface's own MAC are sent through the loopback interface with
+// sendto(2) instead (see Send). The frames are copied; the caller may reuse them at once.
 func (l *Link) SendBatch(frames [][]byte) (int, error) {
 	l.txMu.Lock()
 	defer l.txMu.Unlock()
@@ -784,7 +832,7 @@ func (l *Link) TxSlot() []byte {
 
 // TxCommit queues the first n bytes of the slot last returned by TxSlot as
 // a frame. A frame addressed to the interface's own MAC is sent at once
-// with send(2) and the slot stays free. n <= 0 abandons the slot.
+// through the loopback interface (see Send) and the slot stays free. n <= 0 abandons the slot.
 func (l *Link) TxCommit(n int) error {
 	l.txMu.Lock()
 	defer l.txMu.Unlock()
