@@ -65,12 +65,12 @@ type Link struct {
 	// saDev and saLo address send(2)s to the interface and to lo (the
 	// ring socket is bound to bindIndex, so every send names its device).
 	saDev, saLo unix.RawSockaddrLinklayer
-	hw      net.HardwareAddr
-	mac     [6]byte
-	mtu     int
-	cfg     Config
-	spin    time.Duration
-	mode    string
+	hw          net.HardwareAddr
+	mac         [6]byte
+	mtu         int
+	cfg         Config
+	spin        time.Duration
+	mode        string
 
 	fdR, fdD, fdT, efd int // ring socket, doorbell socket (-1 if none), TX-ring socket, eventfd
 	rxMem, txMem       []byte
