@@ -1,9 +1,12 @@
 // Command egm-bench is the driver of `make bench`: it measures EtherGM's link
-// layer next to kernel UDP and TCP on the same veth pair and prints medians
-// and ratios.
+// layer and its GM ports next to kernel UDP and TCP on the same veth pair and
+// prints medians and ratios.
 //
 // It builds a two-host network-namespace cluster joined by one veth pair
-// (package tests/netns, Options{Hosts: 2, Direct: true}, MTU 1500), pins every
+// (package tests/netns, Options{Hosts: 2, Direct: true}, MTU 1500) and, if
+// the selected measurements need them, a second direct pair at MTU 9000
+// and a pair joined through the in-process impairment relay
+// (Options{Relay: ...}); it writes a GM node map for each. It pins every
 // client or sender to CPU 0 and every server or receiver to CPU 1 with
 // taskset, and runs -reps interleaved repetitions of:
 //
@@ -22,7 +25,14 @@
 //     repetition and its "messages received" count (printed on SIGINT) over
 //     the client's run time is the received rate;
 //  8. floor streaming: egm-floor -stream (TX ring + bypass, busy-polled
-//     receiver).
+//     receiver);
+//  9. gm ping-pong (after 3): egm-gmperf -mode pingpong, 8-byte messages at
+//     high priority, both sides polling Port.Receive;
+//  10. gm streaming (after 6): egm-gmperf -mode stream, 1 MiB messages,
+//     every send token in flight, goodput counted at the receiver;
+//  11. link and gm streaming on the MTU 9000 pair;
+//  12. gm streaming through the relay, without loss and with 5 % random
+//     loss in both directions (Relay.SetImpairment before each run).
 //
 // Ping-pong metrics are round-trip times in microseconds (64-byte Ethernet
 // payload, 78-byte frames; UDP and TCP carry 64-byte messages). Streaming
@@ -33,14 +43,22 @@
 // ours/TCP with PASS or MISS for each goal, and writes the same as Markdown
 // and JSON, with the raw outputs, to results/bench-<date>/.
 //
+// gm streaming goodput is counted as message payload and compared with the
+// link's application payload and UDP's datagram payload (the bytes the
+// application gets); the sender's retransmissions are reported in percent
+// of its first transmissions.
+//
 // Goals (medians of the same run): link polling RTT <= 0.1 x UDP RTT and
 // <= 1.3 x floor RTT; link blocking RTT <= 1.2 x UDP RTT; link streaming
-// goodput >= 1.4 x UDP goodput. A MISS does not fail the run (the machine is
-// noisy); a measurement error does.
+// goodput >= 1.4 x UDP goodput; gm polling RTT <= 1.3 x floor RTT and
+// <= 0.1 x UDP RTT; gm streaming goodput >= 1.3 x UDP and >= 0.85 x link
+// streaming goodput; gm streaming at 5 % loss >= 0.5 x without loss (same
+// relay). A MISS does not fail the run (the machine is noisy); a
+// measurement error does.
 //
 // egm-bench must run as root. It needs sockperf and NPtcp (Debian packages
 // sockperf and netpipe-tcp) and taskset, and either -bin with prebuilt
-// egm-floor and egm-linkperf or a Go toolchain to build them (CGO_ENABLED=0)
+// egm-floor, egm-linkperf and egm-gmperf or a Go toolchain to build them (CGO_ENABLED=0)
 // into the cluster's temporary directory. Namespaces and processes are
 // removed at the end, on error and on SIGINT/SIGTERM.
 package main

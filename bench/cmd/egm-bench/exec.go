@@ -1,23 +1,121 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/ethergm/ethergm/bench/internal/runner"
+	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/tests/netns/relay"
 )
+
+// The networks the measurements run on. Each is a two-host cluster built
+// once per run, before the first repetition, if a selected measurement
+// needs it.
+const (
+	netDirect  = ""        // direct veth pair, MTU 1500
+	netMTU9000 = "mtu9000" // direct veth pair, MTU 9000
+	netRelay   = "relay"   // through the in-process impairment relay, MTU 1500
+)
+
+// netOptions returns the cluster options of a network.
+func netOptions(name string) netns.Options {
+	switch name {
+	case netMTU9000:
+		return netns.Options{Hosts: 2, Direct: true, MTU: 9000}
+	case netRelay:
+		// Only EtherGM frames are impaired; the impairment is set by each
+		// measurement (relayStream).
+		return netns.Options{Hosts: 2, MTU: 1500, Relay: &relay.Config{Seed: 1, EtherType: 0x88B5}}
+	}
+	return netns.Options{Hosts: 2, Direct: true, MTU: 1500}
+}
+
+// pair is one two-host network: host0 runs clients and senders, host1
+// servers and receivers.
+type pair struct {
+	cl      *netns.Cluster
+	client  *netns.Host
+	server  *netns.Host
+	mapFile string // the GM node map (host i is node i+1)
+}
+
+// newPair wraps a cluster and writes its GM node map into the cluster's
+// directory.
+func newPair(cl *netns.Cluster) (*pair, error) {
+	var entries []gm.MapEntry
+	for i, h := range cl.Hosts {
+		entries = append(entries, gm.MapEntry{ID: gm.NodeID(i + 1), Host: h.Name, MACs: [][6]byte{[6]byte(h.MACs[0])}})
+	}
+	m, err := gm.NewNodeMap(entries)
+	if err != nil {
+		return nil, err
+	}
+	p := &pair{cl: cl, client: cl.Hosts[0], server: cl.Hosts[1], mapFile: filepath.Join(cl.Dir, "gm.map")}
+	if err := os.WriteFile(p.mapFile, m.Format(), 0o644); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// openNets builds the networks the selected measurements need. The
+// returned function removes them (also on error).
+func openNets(sel []*spec) (map[string]*pair, func() error, error) {
+	nets := map[string]*pair{}
+	closeAll := func() error {
+		var first error
+		for _, p := range nets {
+			if err := p.cl.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+	for _, s := range sel {
+		if nets[s.net] != nil {
+			continue
+		}
+		cl, err := netns.NewCluster(netOptions(s.net))
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		p, err := newPair(cl)
+		if err != nil {
+			cl.Close()
+			closeAll()
+			return nil, nil, err
+		}
+		nets[s.net] = p
+	}
+	return nets, closeAll, nil
+}
 
 // bench is the state shared by the measurements.
 type bench struct {
-	cfg    *config
-	bins   map[string]string
-	cl     *netns.Cluster
-	client *netns.Host // host0: clients and senders
-	server *netns.Host // host1: servers and receivers
-	log    io.Writer
-	tmp    string
+	cfg  *config
+	bins map[string]string
+	log  io.Writer
+	tmp  string
+	nets map[string]*pair
+	// The network of the current measurement (see on).
+	*pair
+}
+
+// on returns b set up to run on network name.
+func (b *bench) on(name string) (*bench, error) {
+	p := b.nets[name]
+	if p == nil {
+		return nil, fmt.Errorf("network %q was not built", name)
+	}
+	c := *b
+	c.pair = p
+	return &c, nil
 }
 
 func (b *bench) runner() *runner.Runner { return &runner.Runner{Log: b.log, Nice: b.cfg.nice} }
@@ -44,6 +142,12 @@ func (b *bench) waitServer(p *netns.Proc, d time.Duration) (string, error) {
 // with a timeout, and returns its combined output.
 func (b *bench) runClient(timeout time.Duration, name string, args ...string) (string, error) {
 	return b.runner().RunClient(b.client, b.cfg.clientCPU, timeout, name, args...)
+}
+
+// gmEnv returns the env(1) arguments that run egm-gmperf as host h of the
+// current network (its GM host name, state directory and node map).
+func (b *bench) gmEnv(h *netns.Host, args ...string) []string {
+	return append([]string{"ETHERGM_HOST=" + h.Name, "ETHERGM_STATE_DIR=" + h.Dir, "ETHERGM_MAP=" + b.mapFile, b.bins["egm-gmperf"]}, args...)
 }
 
 // lastLine returns the last non-empty line of s.

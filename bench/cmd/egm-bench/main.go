@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/ethergm/ethergm/tests/netns"
 )
 
 // config holds the command-line settings.
@@ -39,16 +37,16 @@ type config struct {
 func main() {
 	var c config
 	flag.IntVar(&c.reps, "reps", 3, "interleaved repetitions")
-	flag.IntVar(&c.n, "n", 50000, "measured round trips per ping-pong run (floor, link)")
-	flag.IntVar(&c.warmup, "warmup", 5000, "warm-up round trips per ping-pong run (floor, link)")
+	flag.IntVar(&c.n, "n", 50000, "measured round trips per ping-pong run (floor, link, gm)")
+	flag.IntVar(&c.warmup, "warmup", 5000, "warm-up round trips per ping-pong run (floor, link, gm)")
 	flag.DurationVar(&c.ppTime, "pp-time", 4*time.Second, "sockperf ping-pong duration per run")
-	flag.DurationVar(&c.streamTime, "stream-time", 3*time.Second, "streaming duration per run (link, floor, sockperf tp)")
+	flag.DurationVar(&c.streamTime, "stream-time", 3*time.Second, "streaming duration per run (link, floor, gm, sockperf tp)")
 	flag.IntVar(&c.npRepeats, "np-repeats", 5000, "NPtcp round trips per trial (-n)")
 	flag.IntVar(&c.clientCPU, "client-cpu", 0, "CPU for clients and senders")
 	flag.IntVar(&c.serverCPU, "server-cpu", 1, "CPU for servers and receivers")
 	flag.IntVar(&c.udpBuf, "udp-buffer", 4<<20, "sockperf --buffer-size for UDP streaming, capped at net.core.rmem_max (the kernel doubles it; the link's default ring is 8 MiB); 0 = system default")
 	flag.IntVar(&c.nice, "nice", 0, "nice level of every benchmark process, all tools alike (e.g. -20 on a machine with background load); 0 = unchanged")
-	flag.StringVar(&c.binDir, "bin", "", "directory with prebuilt egm-floor and egm-linkperf (default: go build them)")
+	flag.StringVar(&c.binDir, "bin", "", "directory with prebuilt egm-floor, egm-linkperf and egm-gmperf (default: go build them)")
 	flag.StringVar(&c.outDir, "out", "results", "parent directory of the results folder bench-<date>")
 	flag.StringVar(&c.only, "only", "", "comma-separated subset of "+strings.Join(names(), ","))
 	flag.BoolVar(&c.verbose, "v", false, "print every command and its output")
@@ -112,16 +110,26 @@ func run(c *config) error {
 	}
 	defer logf.Close()
 
-	cl, err := netns.NewCluster(netns.Options{Hosts: 2, Direct: true, MTU: 1500})
+	nets, closeNets, err := openNets(selected)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := cl.Close(); err != nil {
+		if err := closeNets(); err != nil {
 			fmt.Fprintf(os.Stderr, "egm-bench: cleanup: %v\n", err)
 		}
 	}()
-	bins, err := binaries(c.binDir, filepath.Join(cl.Dir, "bin"))
+	var ids []string
+	var tmp string
+	for _, name := range []string{netDirect, netMTU9000, netRelay} {
+		if p := nets[name]; p != nil {
+			ids = append(ids, p.cl.ID+netLabel(name))
+			if tmp == "" {
+				tmp = p.cl.Dir
+			}
+		}
+	}
+	bins, err := binaries(c.binDir, filepath.Join(tmp, "bin"))
 	if err != nil {
 		return err
 	}
@@ -129,12 +137,9 @@ func run(c *config) error {
 	if c.verbose {
 		logw = io.MultiWriter(logf, os.Stderr)
 	}
-	b := &bench{
-		cfg: c, bins: bins, cl: cl, log: logw, tmp: cl.Dir,
-		client: cl.Hosts[0], server: cl.Hosts[1],
-	}
-	fmt.Printf("egm-bench: %s, %d CPUs, kernel %s, %s; %d reps; cluster %s\n",
-		mach.CPU, mach.NProc, mach.Kernel, runtime.Version(), c.reps, cl.ID)
+	b := &bench{cfg: c, bins: bins, log: logw, tmp: tmp, nets: nets}
+	fmt.Printf("egm-bench: %s, %d CPUs, kernel %s, %s; %d reps; clusters %s\n",
+		mach.CPU, mach.NProc, mach.Kernel, runtime.Version(), c.reps, strings.Join(ids, ", "))
 	var load1 float64
 	if _, err := fmt.Sscan(mach.LoadBefore, &load1); err == nil && load1 >= 1 {
 		fmt.Printf("note: 1-minute load average %.2f: other work may be running\n", load1)
@@ -148,9 +153,13 @@ func run(c *config) error {
 				fmt.Println()
 				return errInterrupted
 			}
-			fmt.Printf("  rep %d/%d %-12s ", rep+1, c.reps, s.name)
+			fmt.Printf("  rep %d/%d %-19s ", rep+1, c.reps, s.name)
 			t0 := time.Now()
-			vals, err := s.run(b, rep)
+			var vals map[string]float64
+			bn, err := b.on(s.net)
+			if err == nil {
+				vals, err = s.run(bn, rep)
+			}
 			if err != nil && interrupted.Load() {
 				fmt.Println()
 				return errInterrupted
@@ -203,10 +212,10 @@ func checkTools() error {
 	return nil
 }
 
-// binaries returns the paths of egm-floor and egm-linkperf: from binDir if
+// binaries returns the paths of egm-floor, egm-linkperf and egm-gmperf: from binDir if
 // given, else built with the Go toolchain into out.
 func binaries(binDir, out string) (map[string]string, error) {
-	tools := []string{"egm-floor", "egm-linkperf"}
+	tools := []string{"egm-floor", "egm-linkperf", "egm-gmperf"}
 	bins := map[string]string{}
 	if binDir != "" {
 		for _, t := range tools {
@@ -225,7 +234,7 @@ func binaries(binDir, out string) (map[string]string, error) {
 	if err != nil {
 		goTool = "/usr/local/go/bin/go" // where the project's toolchain lives; sudo drops it from PATH
 		if _, serr := os.Stat(goTool); serr != nil {
-			return nil, errors.New("no Go toolchain to build egm-floor and egm-linkperf: pass -bin DIR with prebuilt binaries")
+			return nil, errors.New("no Go toolchain to build egm-floor, egm-linkperf and egm-gmperf: pass -bin DIR with prebuilt binaries")
 		}
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -132,5 +133,124 @@ func TestInterference(t *testing.T) {
 	others, steal := interference(a, b, 2)
 	if math.Abs(others-10) > 1e-9 || math.Abs(steal-5) > 1e-9 {
 		t.Errorf("interference = %v, %v; want 10, 5", others, steal)
+	}
+}
+
+func TestParseGMPingPong(t *testing.T) {
+	out := "some progress line\n" +
+		`{"tool":"egm-gmperf","mode":"pingpong-poll","p50_us":6.5,"p99_us":20.25,"mean_us":7.125,"p999_us":40,"min_us":5,"max_us":90,"n":50000,"retries":0,"payload_bytes":8}` + "\n"
+	v, err := parseGMPingPong("gm_poll", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v["gm_poll.p50"] != 6.5 || v["gm_poll.p99"] != 20.25 || v["gm_poll.mean"] != 7.125 {
+		t.Errorf("got %v", v)
+	}
+	for _, bad := range []string{"", "egm-gmperf: no reply\n", `{"tool":"egm-gmperf","n":0}` + "\n"} {
+		if _, err := parseGMPingPong("gm_poll", bad); err == nil {
+			t.Errorf("parseGMPingPong(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestParseGMStream(t *testing.T) {
+	send := `{"tool":"egm-gmperf","mode":"stream-send","frames":1000,"frame_bytes":0,"eth_payload_bytes":1080300,"app_payload_bytes":1048576,` +
+		`"seconds":3,"gbps_eth":2.9,"gbps_app":2.8,"mpps":0,"gaps":0,"out_of_order":0,"sent":1000,"data_frames":721000,"resends":7210}` + "\n"
+	recv := "ready\n" + `{"tool":"egm-gmperf","mode":"stream-recv","frames":999,"frame_bytes":0,"eth_payload_bytes":1080300,"app_payload_bytes":1048576,` +
+		`"seconds":2.5,"gbps_eth":3.4535,"gbps_app":3.352,"mpps":0.0004,"gaps":0,"out_of_order":0,"sent":1000}` + "\n"
+	v, err := parseGMStream("gm_stream", send, recv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"gm_stream.gbps_app": 3.352, "gm_stream.gbps": 3.4535, "gm_stream.rtx": 1}
+	for k, w := range want {
+		if math.Abs(v[k]-w) > 1e-9 {
+			t.Errorf("%s = %v, want %v (all: %v)", k, v[k], w, v)
+		}
+	}
+	tests := []struct{ name, send, recv string }{
+		{"no sender record", "egm-gmperf: 3 sends failed\n", recv},
+		{"no receiver record", send, "ready\n"},
+		{"records swapped", recv, send},
+		{"nothing received", send, `{"tool":"egm-gmperf","mode":"stream-recv","frames":0,"seconds":0}` + "\n"},
+	}
+	for _, tt := range tests {
+		if _, err := parseGMStream("gm_stream", tt.send, tt.recv); err == nil {
+			t.Errorf("%s: parseGMStream succeeded", tt.name)
+		}
+	}
+}
+
+func TestSelectGMSpecs(t *testing.T) {
+	all := "gm-poll,gm-stream,gm-stream-relay,gm-stream-loss5,link-stream-mtu9000,gm-stream-mtu9000"
+	sel, err := selectSpecs(all)
+	if err != nil || len(sel) != 6 {
+		t.Fatalf("selectSpecs(%s) = %d specs, %v", all, len(sel), err)
+	}
+	nets := map[string]string{}
+	for _, s := range sel {
+		nets[s.name] = s.net
+	}
+	if nets["gm-poll"] != netDirect || nets["gm-stream-mtu9000"] != netMTU9000 || nets["gm-stream-loss5"] != netRelay {
+		t.Errorf("networks: %v", nets)
+	}
+}
+
+// TestRatioKeys checks that every ratio refers to metrics that exist, and
+// that spec and metric names are unique.
+func TestRatioKeys(t *testing.T) {
+	keys := map[string]bool{}
+	names := map[string]bool{}
+	for _, s := range specs {
+		if names[s.name] {
+			t.Errorf("spec %s twice", s.name)
+		}
+		names[s.name] = true
+		for _, m := range s.metrics {
+			if keys[m.key] {
+				t.Errorf("metric %s twice", m.key)
+			}
+			if !strings.HasPrefix(m.key, s.prefix()) {
+				t.Errorf("metric %s of spec %s has another prefix than %s", m.key, s.name, s.prefix())
+			}
+			keys[m.key] = true
+		}
+	}
+	for _, r := range ratioSpecs {
+		if !keys[r.num] || !keys[r.den] {
+			t.Errorf("ratio %q: unknown metric %s or %s", r.name, r.num, r.den)
+		}
+	}
+}
+
+func TestReportGMGoals(t *testing.T) {
+	sel, _ := selectSpecs("floor-pp,link-stream,udp-pp,gm-poll,gm-stream,udp-stream,gm-stream-relay,gm-stream-loss5")
+	r := newResults(sel, 1)
+	vals := map[string]float64{
+		"floor_pp.p50": 3, "udp_pp.p50": 22, "gm_poll.p50": 3.6,
+		"link_stream.gbps_app": 4, "udp_stream.gbps_app": 2.8, "gm_stream.gbps_app": 3.5,
+		"gm_relay.gbps_app": 1, "gm_loss5.gbps_app": 0.4,
+	}
+	for _, s := range sel {
+		r.set(s, 0, vals)
+	}
+	got := map[string]string{}
+	for _, x := range r.report(machine{}, &config{reps: 1}).Ratios {
+		got[x.Name] = x.Status
+	}
+	want := map[string]string{
+		"gm polling RTT / floor RTT (p50)":                                "PASS", // 1.2
+		"gm polling RTT / UDP RTT (p50)":                                  "MISS", // 0.16
+		"gm stream / UDP stream goodput (message / datagram payload)":     "MISS", // 1.25
+		"gm stream / link stream goodput (message / application payload)": "PASS", // 0.875
+		"gm stream at 5 % loss / without loss (relay, message payload)":   "MISS", // 0.4
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %s, want %s", k, got[k], w)
+		}
+	}
+	if _, ok := got["gm stream / link stream goodput at MTU 9000 (message / application payload)"]; ok {
+		t.Error("MTU 9000 ratio reported without its measurements")
 	}
 }

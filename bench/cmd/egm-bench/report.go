@@ -136,6 +136,21 @@ var ratioSpecs = []ratioSpec{
 	{"floor RTT / UDP RTT (p50)", "floor_pp.p50", "udp_pp.p50", "", 0},
 	{"link stream / floor stream goodput", "link_stream.gbps", "floor_stream.gbps", "", 0},
 	{"floor stream / UDP stream goodput", "floor_stream.gbps", "udp_stream.gbps", "", 0},
+	// Through GM ports (egm-gmperf): RTT of 8-byte messages, goodput of
+	// 1 MiB messages counted as message payload, compared with the
+	// application payload of the link (1456 bytes per frame, the same
+	// bytes after the EtherGM header) and of UDP (1472 bytes per datagram).
+	{"gm polling RTT / floor RTT (p50)", "gm_poll.p50", "floor_pp.p50", "<=", 1.3},
+	{"gm polling RTT / UDP RTT (p50)", "gm_poll.p50", "udp_pp.p50", "<=", 0.1},
+	{"gm stream / UDP stream goodput (message / datagram payload)", "gm_stream.gbps_app", "udp_stream.gbps_app", ">=", 1.3},
+	{"gm stream / link stream goodput (message / application payload)", "gm_stream.gbps_app", "link_stream.gbps_app", ">=", 0.85},
+	{"gm stream at 5 % loss / without loss (relay, message payload)", "gm_loss5.gbps_app", "gm_relay.gbps_app", ">=", 0.5},
+	{"gm polling RTT / link polling RTT (p50)", "gm_poll.p50", "link_poll.p50", "", 0},
+	{"gm polling RTT / UDP RTT (p99)", "gm_poll.p99", "udp_pp.p99", "", 0},
+	{"gm stream / link stream goodput (Ethernet payload)", "gm_stream.gbps", "link_stream.gbps", "", 0},
+	{"gm stream / link stream goodput at MTU 9000 (message / application payload)", "gm_stream9k.gbps_app", "link_stream9k.gbps_app", "", 0},
+	{"gm stream at MTU 9000 / at MTU 1500 (message payload)", "gm_stream9k.gbps_app", "gm_stream.gbps_app", "", 0},
+	{"gm stream through the relay / direct (message payload)", "gm_relay.gbps_app", "gm_stream.gbps_app", "", 0},
 }
 
 // report is the finished result, as printed and as written to JSON.
@@ -344,10 +359,12 @@ func (rep *report) markdown() string {
 	sb.WriteString("# EtherGM benchmark (`make bench`)\n\n")
 	sb.WriteString(rep.header() + "\n")
 	c := rep.Config
-	fmt.Fprintf(&sb, "Two network namespaces joined by one veth pair (MTU 1500); client/sender pinned to CPU %d, server/receiver to CPU %d; "+
+	fmt.Fprintf(&sb, "Two network namespaces joined by one veth pair (MTU 1500; the mtu9000 measurements use a second pair at MTU 9000, "+
+		"the relay ones a pair joined through the in-process impairment relay); client/sender pinned to CPU %d, server/receiver to CPU %d; "+
 		"%d interleaved repetitions; ping-pong: 64-byte Ethernet payload (78-byte frames; UDP/TCP: 64-byte messages), %d measured + %d warm-up round trips "+
 		"(sockperf: %.0f s; NPtcp: best of its trials of %d); streaming: %.0f s of full frames (1500-byte Ethernet payload; UDP: 1472-byte datagrams), "+
-		"goodput counted at the receiver; UDP socket buffers %d bytes (sockperf --buffer-size, 0 = default); nice %d.\n\n",
+		"goodput counted at the receiver; gm: 8-byte messages (ping-pong, high priority, both sides polling) and 1 MiB messages (streaming, every send token in flight), "+
+		"gm goodput compared as message payload; UDP socket buffers %d bytes (sockperf --buffer-size, 0 = default); nice %d.\n\n",
 		c.ClientCPU, c.ServerCPU, c.Reps, c.RoundTrips, c.Warmup, c.SockperfPPSec, c.NPtcpRepeats, c.StreamSec, c.UDPBuffer, c.Nice)
 	mt, rt := rep.tables()
 	sb.WriteString(mdTable(mt) + "\n" + mdTable(rt))

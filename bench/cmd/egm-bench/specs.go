@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/bench/internal/result"
+	"github.com/ethergm/ethergm/tests/netns/relay"
 )
 
 // Frame and message sizes of the experiments.
@@ -31,8 +33,20 @@ type metric struct {
 // spec is one measurement, run once per repetition.
 type spec struct {
 	name    string
+	net     string // the network it runs on: netDirect, netMTU9000, netRelay
 	metrics []metric
 	run     func(b *bench, rep int) (map[string]float64, error)
+}
+
+// netLabel describes a network for the progress header.
+func netLabel(name string) string {
+	switch name {
+	case netMTU9000:
+		return " (direct, MTU 9000)"
+	case netRelay:
+		return " (relay, MTU 1500)"
+	}
+	return " (direct, MTU 1500)"
 }
 
 // brief is the one-line progress summary of a measurement's values.
@@ -81,6 +95,17 @@ var specs = []*spec{
 		},
 	},
 	{
+		name: "gm-poll",
+		metrics: []metric{
+			{"gm_poll.p50", "gm ping-pong RTT p50, polling (8-byte message)", "us"},
+			{"gm_poll.p99", "gm ping-pong RTT p99, polling (8-byte message)", "us"},
+			{"gm_poll.mean", "gm ping-pong RTT mean, polling (8-byte message)", "us"},
+		},
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.gmPingPong("gm_poll")
+		},
+	},
+	{
 		name: "udp-pp",
 		metrics: []metric{
 			{"udp_pp.p50", "UDP ping-pong RTT p50 (sockperf)", "us"},
@@ -107,6 +132,13 @@ var specs = []*spec{
 		},
 	},
 	{
+		name:    "gm-stream",
+		metrics: gmStreamMetrics("gm_stream", "gm stream"),
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.gmStream("gm_stream")
+		},
+	},
+	{
 		name: "udp-stream",
 		metrics: []metric{
 			{"udp_stream.gbps", "UDP stream goodput received, Ethernet payload (sockperf tp)", "Gbit/s"},
@@ -126,6 +158,53 @@ var specs = []*spec{
 			return b.goStream("floor_stream", "egm-floor", []string{"-stream"}, nil)
 		},
 	},
+	{
+		name: "link-stream-mtu9000",
+		net:  netMTU9000,
+		metrics: []metric{
+			{"link_stream9k.gbps", "link stream goodput at MTU 9000, Ethernet payload", "Gbit/s"},
+			{"link_stream9k.gbps_app", "link stream goodput at MTU 9000, application payload", "Gbit/s"},
+			{"link_stream9k.loss", "link stream at MTU 9000, frames lost at the receiver", "%"},
+		},
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.goStream("link_stream9k", "egm-linkperf", []string{"-mode", "stream"}, []string{"-wait=true", "-spin", "0"})
+		},
+	},
+	{
+		name:    "gm-stream-mtu9000",
+		net:     netMTU9000,
+		metrics: gmStreamMetrics("gm_stream9k", "gm stream at MTU 9000"),
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.gmStream("gm_stream9k")
+		},
+	},
+	{
+		name:    "gm-stream-relay",
+		net:     netRelay,
+		metrics: gmStreamMetrics("gm_relay", "gm stream through the relay, no loss"),
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.relayStream("gm_relay", 0)
+		},
+	},
+	{
+		name: "gm-stream-loss5",
+		net:  netRelay,
+		metrics: append(gmStreamMetrics("gm_loss5", "gm stream through the relay, 5 % loss"),
+			metric{"gm_loss5.dropped", "gm stream through the relay, 5 % loss: data-direction frames the relay dropped", "%"}),
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.relayStream("gm_loss5", 0.05)
+		},
+	},
+}
+
+// gmStreamMetrics are the rows of a gm streaming measurement (1 MiB
+// messages) described by what.
+func gmStreamMetrics(key, what string) []metric {
+	return []metric{
+		{key + ".gbps_app", what + " goodput (1 MiB messages), message payload", "Gbit/s"},
+		{key + ".gbps", what + " goodput, Ethernet payload", "Gbit/s"},
+		{key + ".rtx", what + ", data frames resent (of first transmissions)", "%"},
+	}
 }
 
 func names() []string {
@@ -217,6 +296,113 @@ func (b *bench) goStream(key, tool string, common, recvExtra []string) (map[stri
 		v[key+".loss"] = 100 * float64(s.Gaps) / float64(total)
 	}
 	return v, nil
+}
+
+// gmPingPong runs egm-gmperf ping-pong (8-byte messages, both sides
+// polling): server on host1, client on host0.
+func (b *bench) gmPingPong(key string) (map[string]float64, error) {
+	srv, err := b.startServer("ready", "env", b.gmEnv(b.server, "-i", b.server.Ifaces[0], "-mode", "pingpong", "-server")...)
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopServer(srv, syscall.SIGTERM)
+	out, err := b.runClient(2*time.Minute, "env", b.gmEnv(b.client, "-i", b.client.Ifaces[0], "-mode", "pingpong", "-client",
+		"-peer", b.server.Name, "-n", fmt.Sprint(b.cfg.n), "-warmup", fmt.Sprint(b.cfg.warmup))...)
+	if err != nil {
+		return nil, err
+	}
+	return parseGMPingPong(key, out)
+}
+
+// parseGMPingPong reads egm-gmperf's ping-pong record.
+func parseGMPingPong(key, out string) (map[string]float64, error) {
+	var l result.Latency
+	if err := result.Decode(out, &l); err != nil {
+		return nil, fmt.Errorf("egm-gmperf: %w: %s", err, lastLine(out))
+	}
+	if l.N == 0 {
+		return nil, errors.New("egm-gmperf: no round trip measured")
+	}
+	return map[string]float64{key + ".p50": l.P50us, key + ".p99": l.P99us, key + ".mean": l.MeanUs}, nil
+}
+
+// gmStream runs egm-gmperf streaming (1 MiB messages, every send token in
+// flight): receiver on host1, sender on host0. Goodput is the receiver's,
+// resends the sender's.
+func (b *bench) gmStream(key string) (map[string]float64, error) {
+	rcv, err := b.startServer("ready", "env", b.gmEnv(b.server, "-i", b.server.Ifaces[0], "-mode", "stream", "-server")...)
+	if err != nil {
+		return nil, err
+	}
+	sendOut, err := b.runClient(b.cfg.streamTime+2*time.Minute, "env", b.gmEnv(b.client, "-i", b.client.Ifaces[0], "-mode", "stream", "-client",
+		"-peer", b.server.Name, "-d", b.cfg.streamTime.String())...)
+	if err != nil {
+		b.stopServer(rcv, syscall.SIGTERM)
+		return nil, err
+	}
+	// The receiver printed its record at the end marker and keeps its port
+	// open until told to stop, so that the sender's last resends are
+	// acknowledged (the sender exits once every send completed).
+	recvOut := b.stopServer(rcv, syscall.SIGTERM)
+	return parseGMStream(key, sendOut, recvOut)
+}
+
+// parseGMStream reads egm-gmperf's sender and receiver records.
+func parseGMStream(key, sendOut, recvOut string) (map[string]float64, error) {
+	var snd, rcv result.Stream
+	if err := result.Decode(sendOut, &snd); err != nil {
+		return nil, fmt.Errorf("egm-gmperf sender: %w: %s", err, lastLine(sendOut))
+	}
+	if err := result.Decode(recvOut, &rcv); err != nil {
+		return nil, fmt.Errorf("egm-gmperf receiver: %w: %s", err, lastLine(recvOut))
+	}
+	if snd.Mode != "stream-send" || rcv.Mode != "stream-recv" {
+		return nil, fmt.Errorf("egm-gmperf: records of modes %q and %q, want stream-send and stream-recv", snd.Mode, rcv.Mode)
+	}
+	if rcv.Frames == 0 || rcv.Seconds <= 0 {
+		return nil, fmt.Errorf("egm-gmperf receiver: %d messages in %v s", rcv.Frames, rcv.Seconds)
+	}
+	v := map[string]float64{key + ".gbps_app": rcv.GbpsApp, key + ".gbps": rcv.GbpsEth}
+	if snd.DataFrames > 0 {
+		v[key+".rtx"] = 100 * float64(snd.Resends) / float64(snd.DataFrames)
+	}
+	return v, nil
+}
+
+// relayStream is gmStream through the relay with random loss drop (the
+// same in both directions: data and acknowledgements) for this run. It
+// also reports the share of data-direction EtherGM frames the relay
+// dropped (key.dropped).
+func (b *bench) relayStream(key string, drop float64) (map[string]float64, error) {
+	r := b.cl.Relay()
+	if r == nil {
+		return nil, errors.New("no relay in this network")
+	}
+	imp := relay.Impairment{Drop: drop}
+	for _, d := range []relay.Direction{relay.AtoB, relay.BtoA} {
+		if err := r.SetImpairment(d, imp); err != nil {
+			return nil, err
+		}
+	}
+	before := r.Stats(relay.AtoB)
+	v, err := b.gmStream(key)
+	after := r.Stats(relay.AtoB)
+	fmt.Fprintf(b.log, "relay AtoB during %s: %+v\n", key, diffRelay(after, before))
+	if err != nil {
+		return nil, err
+	}
+	if n := after.Received - after.Passed - (before.Received - before.Passed); n > 0 {
+		v[key+".dropped"] = 100 * float64(after.Dropped-before.Dropped) / float64(n)
+	}
+	return v, nil
+}
+
+// diffRelay returns the counters of a minus b.
+func diffRelay(a, b relay.Stats) relay.Stats {
+	return relay.Stats{
+		Received: a.Received - b.Received, Forwarded: a.Forwarded - b.Forwarded, Passed: a.Passed - b.Passed,
+		Dropped: a.Dropped - b.Dropped, Overflows: a.Overflows - b.Overflows, Errors: a.Errors - b.Errors,
+	}
 }
 
 var (

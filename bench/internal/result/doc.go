@@ -1,5 +1,5 @@
 // Package result holds the JSON result records that the benchmark programs
-// (egm-floor, egm-linkperf) print on stdout and that the driver (egm-bench)
+// (egm-floor, egm-linkperf, egm-gmperf) print on stdout and that the driver (egm-bench)
 // parses, plus the small statistics helpers they share.
 //
 // # Definitions
@@ -21,4 +21,9 @@
 //   - GbpsApp counts only what the application asked to carry: the payload
 //     after our own headers (1500 - 44 = 1456 bytes for an EtherGM frame,
 //     1500 for the header-less floor, 1472 for a UDP datagram).
+//
+// egm-gmperf (GM ports) prints the same records with messages in place of
+// frames: Frames counts messages, AppPayload is the message length, and
+// EthPayload the Ethernet payload that carries one message (one 44-byte
+// EtherGM header per segment). Its sender also fills DataFrames and Resends.
 package result

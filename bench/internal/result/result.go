@@ -37,7 +37,7 @@ type Latency struct {
 type Stream struct {
 	Tool        string  `json:"tool"`
 	Mode        string  `json:"mode"`                   // "stream-recv" or "stream-send"
-	Frames      uint64  `json:"frames"`                 // data frames counted
+	Frames      uint64  `json:"frames"`                 // data frames counted (egm-gmperf: messages)
 	FrameLen    int     `json:"frame_bytes"`            // Ethernet frame length, header included
 	EthPayload  int     `json:"eth_payload_bytes"`      // Ethernet payload per frame (FrameLen-14)
 	AppPayload  int     `json:"app_payload_bytes"`      // application payload per frame
@@ -49,6 +49,8 @@ type Stream struct {
 	OutOfOrder  uint64  `json:"out_of_order"`           // frames whose sequence number went backwards
 	KernelDrops uint64  `json:"kernel_drops,omitempty"` // PACKET_STATISTICS drops, when known
 	Sent        uint64  `json:"sent,omitempty"`         // frames the sender reported, when known
+	DataFrames  uint64  `json:"data_frames,omitempty"`  // reliable sender (egm-gmperf): data frames sent the first time
+	Resends     uint64  `json:"resends,omitempty"`      // reliable sender (egm-gmperf): data frames sent again
 	Note        string  `json:"note,omitempty"`
 	Extra       string  `json:"extra,omitempty"`
 }
