@@ -120,12 +120,21 @@ func (c *Config) mapFile() string {
 }
 
 // Unit is a GM unit (board): a named set of Ethernet interfaces, one per
-// rail.
+// rail (at most 8).
+//
+// A port opens one link per interface and uses them all: it receives on
+// every rail, and stripes the frames of large messages over the rails that
+// work (see docs/GM-API.md, "Multi-rail units"). The rail number of an
+// interface is the position of its MAC address in this host's node map
+// entry; rail n reaches rail n of a peer (the n-th MAC of its entry). A
+// rail whose interface goes down, or on which a peer stops answering, is
+// left until it works again; the frames lost on it are retransmitted on
+// the others, without errors for the application.
 type Unit struct {
 	// Name names the unit (its lock files are named after it).
 	Name string
-	// Interfaces are the unit's rails. This version sends and receives on
-	// Interfaces[0] only.
+	// Interfaces are the unit's rails. Interfaces[0] gives the port's
+	// unique id (UniqueID).
 	Interfaces []string
 }
 

@@ -6,9 +6,12 @@
 //
 // # Model
 //
-// A unit is a host's board: a set of Ethernet interfaces (ResolveUnit). A
-// Port is one endpoint, 0..15, opened exclusively across processes (ports
-// 0, 1 and 3 are reserved). Nodes are named by stable node ids from a node
+// A unit is a host's board: a set of Ethernet interfaces, its rails
+// (ResolveUnit). A port uses every rail of its unit: it receives on all of
+// them, spreads large messages over them and fails over to the remaining
+// rails when one goes down (Unit, Port.RailStats). A Port is one endpoint,
+// 0..15, opened exclusively across processes (ports 0, 1 and 3 are
+// reserved). Nodes are named by stable node ids from a node
 // map file (ParseNodeMap), which a running port reloads when it changes.
 //
 // A send names a size class and a length; it takes a send token (61 per

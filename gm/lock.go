@@ -63,6 +63,19 @@ func (l *portLocks) openMask() uint32 {
 	return m
 }
 
+// isOpen reports whether port p of the unit is open now (one fcntl).
+func (l *portLocks) isOpen(p int) bool {
+	if p == l.mine {
+		return true
+	}
+	f := l.files[p]
+	if f == nil {
+		return false
+	}
+	lk := unix.Flock_t{Type: unix.F_WRLCK}
+	return unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lk) == nil && lk.Type != unix.F_UNLCK
+}
+
 func (l *portLocks) close() {
 	for i, f := range l.files {
 		if f != nil {

@@ -105,9 +105,10 @@ func MaxLengthForSize(size uint8) int { return token.MaxLengthForSize(size) }
 // BlockingReceive, the mutex is released and the sleeper owns the link;
 // the progress goroutine wakes it when a timer is due.
 type Port struct {
-	mu  sync.Mutex
-	eng *proto.Engine
-	lk  *link.Link
+	mu    sync.Mutex
+	eng   *proto.Engine
+	lk    *link.Link // the unit's first interface
+	rails *railSet   // all of them, if the unit has several (rails.go), else nil
 
 	id       int
 	name     string
@@ -127,9 +128,14 @@ type Port struct {
 	pev     proto.Event
 	cur     Event
 	waiting bool // the application is inside link.Wait (guarded by mu)
+	// sentDeferred: a SENT_TOKENS event was moved behind a receive event
+	// and must not be moved again (see nextEventLocked).
+	sentDeferred bool
 
 	alarms      []*Alarm
 	alarmQueued bool
+
+	tokAcct sendTokenAccounts // gm_alloc_send_token & co. (sendtoken.go; guarded by mu)
 
 	lastApp atomic.Int64 // nanoseconds since start of the last application poll
 	closed  atomic.Bool
@@ -200,20 +206,20 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		p.capture = w
 		lc.Tap = w.TapFunc()
 	}
-	lk, err := link.Open(u.Interfaces[0], &lc)
+	lk, rs, err := openRails(u, &lc)
 	if err != nil {
 		p.capture.Close()
 		p.locks.close()
 		return nil, fmt.Errorf("%w: %v", NoSuchDevice, err)
 	}
-	p.lk = lk
+	p.lk, p.rails = lk, rs
 	p.mac = [6]byte(lk.HardwareAddr())
 	e, ok := m.ByHost(host)
 	if !ok {
 		e, ok = m.ByMAC(p.mac)
 	}
 	if !ok {
-		lk.Close()
+		p.closeLinks()
 		p.capture.Close()
 		p.locks.close()
 		return nil, fmt.Errorf("%w: host %q (MAC %s) is not in node map %s", NodeIDNotYetSet, host, lk.HardwareAddr(), p.mapW.path)
@@ -223,13 +229,14 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	p.frames = make([][]byte, 64)
 	p.eng = proto.New(proto.Config{
 		NodeID: uint32(e.ID), Port: uint8(id), MAC: p.mac,
-		SegLen:     lk.MTU() - wire.HeaderLen,
-		SendTokens: c.SendTokens, RecvTokens: c.ReceiveTokens, Window: window(c.Window, &lc, lk.MTU()),
+		SegLen:     p.linkMTU() - wire.HeaderLen,
+		SendTokens: c.SendTokens, RecvTokens: c.ReceiveTokens, Window: window(c.Window, &lc, p.linkMTU()),
 		ProgressTimeout: defDur(c.ProgressTimeout, DefaultProgressTimeout),
 		LivenessTimeout: defDur(c.LivenessTimeout, DefaultLivenessTimeout),
 		Resolve:         p.resolve,
 		AnswerClosed:    p.answerClosed,
-	}, lk)
+	}, p.engineOut())
+	p.attachRails()
 	p.wg.Add(1)
 	go p.progress()
 	return p, nil
@@ -281,7 +288,7 @@ func (p *Port) resolve(node uint32) ([6]byte, bool) {
 	if !ok || len(e.MACs) == 0 {
 		return [6]byte{}, false
 	}
-	return e.MACs[0], true
+	return p.peerMAC(e)
 }
 
 // answerClosed reports whether this port answers frames for local port tp
@@ -295,7 +302,16 @@ func (p *Port) answerClosed(tp uint8) bool {
 	if m&(1<<tp) != 0 {
 		return false
 	}
-	return m&(1<<p.id-1) == 0
+	if m&(1<<p.id-1) != 0 {
+		return false // a lower port answers
+	}
+	// The mask is refreshed every MapPoll: the port may have opened
+	// since. Check its lock before calling it closed.
+	if p.locks.isOpen(int(tp)) {
+		p.openMask.Or(1 << tp)
+		return false
+	}
+	return true
 }
 
 func (p *Port) now() time.Duration { return time.Since(p.start) }
@@ -315,7 +331,7 @@ func (p *Port) Close() error {
 	p.wg.Wait()
 	p.mu.Lock()
 	p.eng.Close(p.now())
-	err := p.lk.Close()
+	err := p.closeLinks()
 	if cerr := p.capture.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -609,6 +625,9 @@ const maxDrain = 1024
 // If maxDrain frames were read and more may be waiting, the timers wait for
 // the next drain.
 func (p *Port) drainLocked(now time.Duration) int {
+	if p.rails != nil {
+		return p.drainRailsLocked(now)
+	}
 	got := 0
 	for {
 		n := p.lk.Recv(p.frames)
@@ -631,7 +650,16 @@ func (p *Port) drainLocked(now time.Duration) int {
 }
 
 func (p *Port) nextEventLocked(now time.Duration) *Event {
+	// A SENT_TOKENS event queued ahead of a receive event yields its place
+	// once: a reply carries the ack of the request it answers, and the
+	// receive is what the application waits for.
+	if ev := p.eng.PeekEvent(); ev != nil && ev.Type == proto.EventSentTokens && !p.sentDeferred && p.eng.SwapFirstEvents() {
+		p.sentDeferred = true
+	}
 	if p.eng.PopEvent(&p.pev) {
+		if p.pev.Type == proto.EventSentTokens {
+			p.sentDeferred = false
+		}
 		e := &p.cur
 		e.Type = EventType(p.pev.Type)
 		e.Priority = Priority(p.pev.Priority)
@@ -761,7 +789,7 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		}
 		p.waiting = true
 		p.mu.Unlock()
-		n, err := p.lk.Wait(p.frames, timeout)
+		n, err := p.waitLink(timeout)
 		now = p.now()
 		p.mu.Lock()
 		p.waiting = false
@@ -895,19 +923,20 @@ func (p *Port) Stats() Stats {
 	return p.eng.Stats()
 }
 
-// LinkStats returns the counters of the port's link.
-func (p *Port) LinkStats() link.Stats { return p.lk.Stats() }
+// LinkStats returns the counters of the port's link; with several rails,
+// the sums of their counters (RailStats gives each rail's).
+func (p *Port) LinkStats() link.Stats { return p.linkStats() }
 
 // DebugState describes the port's internal state for diagnostics: the
 // protocol engine's streams (sequence numbers, frames in flight,
 // retransmission, probe and back-off state, timers), the port's polling
 // state and the link's counters. The format is for people and may change.
 func (p *Port) DebugState() string {
-	ls := p.lk.Stats()
+	ls := p.LinkStats()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
-	return fmt.Sprintf("port %d (%s) node %d on %s: closed %v waiting %v lastApp %v ago, alarms %d (queued %v)\n  link %+v\n%s",
+	return fmt.Sprintf("port %d (%s) node %d on %s: closed %v waiting %v lastApp %v ago, alarms %d (queued %v)\n  link %+v\n%s%s",
 		p.id, p.name, p.nodeID.Load(), p.unit.Name, p.closed.Load(), p.waiting, now-time.Duration(p.lastApp.Load()),
-		len(p.alarms), p.alarmQueued, ls, p.eng.Dump(now))
+		len(p.alarms), p.alarmQueued, ls, p.railsDebug(), p.eng.Dump(now))
 }

@@ -67,6 +67,7 @@ func (e *Engine) Dump(now Time) string {
 			}
 		}
 	}
+	e.rdmaDump(&b, now) // rdma.go
 	e.dumpTrace(&b, now)
 	return b.String()
 }

@@ -37,16 +37,27 @@
 // (the receiver dropped frames of a later message). Acks are delayed
 // (AckDelay) and piggybacked on reverse data frames (FlagAckValid), except
 // when FlagAckRequest is set, every AckEvery frames, and on duplicates or
-// gaps, when they go out at the end of the current batch.
+// gaps, when they go out at the end of the current batch (Pump or Tick).
+// The ack requested by the frame that completes a message waits until the
+// application has taken the message (PopEvent), at most AckDelay: an
+// answer sent at once carries it. A sender sends what the acks of a batch
+// allow in Pump or Tick, in one burst.
 //
 // The sender keeps at most Window frames in flight per stream and numbers
 // every transmission. An unacknowledged frame below the highest selectively
 // acked one is lost once a frame transmitted more than reorderSlack
 // transmissions after it has been acked; lost frames (including lost
-// retransmissions) are resent at once. The sender goes back to its oldest
-// unacknowledged frame, skipping selectively acked ones, when the
-// retransmission timeout expires (RTO = SRTT + 4 RTTVAR, clamped to [MinRTO, MaxRTO],
-// doubled on every expiry).
+// retransmissions) are resent at once. When the retransmission timeout
+// expires (RTO = SRTT + 4 RTTVAR + MaxAckDelay, clamped to [MinRTO, MaxRTO],
+// doubled on every expiry) the sender resends its newest unacknowledged
+// frame alone, with FlagAckRequest; once that frame is acknowledged, every
+// frame sent before it and still unacknowledged is lost. (An ack describes
+// every frame read before the one it acknowledges, so it does not matter
+// whether it answers the probe or the first transmission; a merely late
+// receiver costs one duplicate.) If the probe goes unanswered, the next
+// timeout resends the oldest unacknowledged frame, the one after that the
+// newest again. Receivers answer every duplicate and every retransmitted
+// frame at once (with an ack, or the nack of the message they refuse).
 //
 // # Flow control and errors
 //

@@ -79,6 +79,9 @@ type SlotOut interface {
 	Flush() error
 }
 
+// DefaultMaxAckDelay is the default Config.MaxAckDelay.
+const DefaultMaxAckDelay = 10 * time.Millisecond
+
 // Config parameterises an Engine. Zero durations take the defaults given.
 type Config struct {
 	NodeID    uint32  // this node's id (nonzero)
@@ -96,7 +99,15 @@ type Config struct {
 	MaxRTO          time.Duration // default 500 ms
 	InitialRTO      time.Duration // default 20 ms
 	AckDelay        time.Duration // default 200 us
-	AckEvery        int           // default 32 frames
+	AckEvery        int           // default 64 frames
+
+	// MaxAckDelay is how late the peer's acknowledgements may be beyond
+	// the round trip: its AckDelay, and the time until its process next
+	// polls the link (its progress goroutine runs every millisecond, later
+	// on a loaded machine), or until it gets a CPU at all. The
+	// retransmission timeout is SRTT + 4 RTTVAR + MaxAckDelay, so that a
+	// busy receiver does not cause resends. Default 10 ms.
+	MaxAckDelay time.Duration
 
 	// ZeroCopyMin is the smallest full data frame (header included, in
 	// bytes) for which the engine builds frames in place in the ring slots
@@ -125,6 +136,8 @@ type Event struct {
 	Buffer     []byte // the provided buffer, as provided
 	FastLen    int    // bytes of Fast in use (FAST events)
 	Fast       [MaxFastRecvBytes]byte
+
+	ackRS *rxStream // the stream whose requested ack waits for this event to be taken (onData)
 }
 
 // Stats counts protocol activity (for tests, benchmarks and diagnostics).
@@ -159,6 +172,9 @@ type recKind uint8
 const (
 	recMsg recKind = iota
 	recMarker
+	recPut // a PUT transfer (rdma.go)
+	recGet // a GET request; completes when its data arrived (rdma.go)
+	recGot // a GOT reply to a peer's GET; no send token (rdma.go)
 )
 
 type sendRec struct {
@@ -170,7 +186,9 @@ type sendRec struct {
 	nseg     uint32
 	status   Status
 	cb, ctx  any
-	next     int32 // free list / completion list link
+	next     int32  // free list / completion list link
+	raddr    uint64 // PUT, GET, GOT: the frames' remote address (rdma.go)
+	xlen     uint32 // GET: the length to read, the frame's msglen (rdma.go)
 }
 
 type txStream struct {
@@ -185,9 +203,9 @@ type txStream struct {
 	hiSent     uint32 // one past the highest seq sent in this session
 	rtxNext    uint32
 	rtxEnd     uint32
-	rtxAll     bool // resend every unacked frame in the range (timeout), not only lost ones
-	rtoProbe   bool // a retransmission timeout resent rtoSeq alone (see onAck)
-	rtoSeq     uint32
+	rtxAll     bool              // resend every unacked frame in the range (timeout), not only lost ones
+	rtoProbe   bool              // a retransmission timeout resent rtoSeq alone (see onAck)
+	rtoSeq     uint32            // the newest unacknowledged frame when the timeout expired
 	txCount    uint32            // transmissions so far
 	txIdx      [maxWindow]uint32 // transmission index of each frame in flight
 	lostBefore uint32            // frames transmitted before this index and unacked are lost
@@ -258,6 +276,7 @@ type rxMsg struct {
 	size    uint8
 	fastLen int
 	fast    [MaxFastRecvBytes]byte
+	kind    wire.Type // 0 for a message; PUT, GET or GOT (slot indexes rdma.rx)
 }
 
 const (
@@ -311,6 +330,8 @@ type Engine struct {
 	tr      [traceLen]traceEntry
 	trN     int
 	lastNow Time // the time of the last Input (for traces)
+
+	rdma *rdmaState // puts and gets (rdma.go); nil until first used
 }
 
 // New returns an engine for cfg that sends through out.
@@ -338,8 +359,9 @@ func New(cfg Config, out Out) *Engine {
 	def(&cfg.MaxRTO, 500*time.Millisecond)
 	def(&cfg.InitialRTO, 20*time.Millisecond)
 	def(&cfg.AckDelay, 200*time.Microsecond)
+	def(&cfg.MaxAckDelay, DefaultMaxAckDelay)
 	if cfg.AckEvery <= 0 {
-		cfg.AckEvery = 32
+		cfg.AckEvery = 64
 	}
 	if cfg.SegLen <= 0 {
 		cfg.SegLen = 1500 - wire.HeaderLen
@@ -627,6 +649,9 @@ func (e *Engine) popHead(s *txStream) int32 {
 
 func (e *Engine) complete(i int32, st Status) {
 	r := &e.recs[i]
+	if r.kind >= recGet && e.rdmaComplete(i, st) {
+		return // a GET waiting for its data, or an internal GOT (rdma.go)
+	}
 	r.status = st
 	r.next = -1
 	if e.compTail < 0 {
@@ -701,7 +726,9 @@ func (e *Engine) PeekEvent() *Event {
 }
 
 // PopEvent copies the oldest queued event into dst and removes it; it
-// reports false if there is none.
+// reports false if there is none. Taking a receive event may make an ack
+// due at once (NextDeadline then says so): it goes out with the next Pump
+// or Tick, unless a send to the message's sender carries it first.
 func (e *Engine) PopEvent(dst *Event) bool {
 	if e.evLen == 0 {
 		return false
@@ -715,6 +742,18 @@ func (e *Engine) PopEvent(dst *Event) bool {
 	}
 	if ev.Type == EventSentTokens {
 		e.sentQd = false
+	}
+	if rs := ev.ackRS; rs != nil {
+		ev.ackRS = nil
+		if rs.ackState == ackDelayed {
+			// The application has the message: unless its answer
+			// carries the ack the sender asked for, it goes out with the
+			// next Pump or Tick, which are due now.
+			rs.ackState = ackNow
+			if t := max(e.lastNow, 1); e.deadline == 0 || e.deadline > t {
+				e.deadline = t
+			}
+		}
 	}
 	ev.Buffer = nil
 	e.evHead = (e.evHead + 1) % len(e.events)

@@ -180,6 +180,15 @@ func (n *simnet) step() bool {
 	return true
 }
 
+// dump describes every engine (for failures).
+func (n *simnet) dump() string {
+	s := ""
+	for _, e := range n.engines {
+		s += "\n" + e.Dump(n.now)
+	}
+	return s
+}
+
 // run steps until cond holds; it fails the test if the network goes idle
 // or virtual time passes limit first.
 func (n *simnet) run(limit time.Duration, cond func() bool) {
@@ -187,10 +196,10 @@ func (n *simnet) run(limit time.Duration, cond func() bool) {
 	end := n.now + limit
 	for !cond() {
 		if n.now > end {
-			n.t.Fatalf("condition not met within %v of virtual time", limit)
+			n.t.Fatalf("condition not met within %v of virtual time%s", limit, n.dump())
 		}
 		if !n.step() {
-			n.t.Fatalf("network idle before condition was met")
+			n.t.Fatalf("network idle before condition was met%s", n.dump())
 		}
 	}
 }

@@ -20,7 +20,7 @@ func (e *Engine) Input(now Time, frame []byte) {
 	}
 	typ := h.Type()
 	if tp := h.TargetPort(); tp != e.cfg.Port {
-		if isData(typ) && e.cfg.AnswerClosed != nil && e.cfg.AnswerClosed(tp) {
+		if (isData(typ) || typ.HasRemoteAddr()) && e.cfg.AnswerClosed != nil && e.cfg.AnswerClosed(tp) {
 			e.sendNack(frame, h, wire.NackPortClosed, tp, nil)
 		}
 		return
@@ -48,6 +48,8 @@ func (e *Engine) Input(now Time, frame []byte) {
 		}
 	case wire.TypeData, wire.TypeDataFirst, wire.TypeDataMiddle, wire.TypeDataLast:
 		e.onData(now, p, sp, pri, frame, h)
+	case wire.TypePut, wire.TypeGet, wire.TypeGot:
+		e.onRDMA(now, p, sp, pri, frame, h) // rdma.go
 	}
 }
 
@@ -76,7 +78,11 @@ func (e *Engine) abandon(rs *rxStream) {
 	for rs.mLen > 0 {
 		// Return in reverse order so the pools keep their FIFO order.
 		m := &rs.msgs[(rs.mHead+rs.mLen-1)%rxMsgs]
-		e.pools.Return(m.slot)
+		if m.kind != 0 {
+			e.rdmaAbandon(m) // rdma.go
+		} else {
+			e.pools.Return(m.slot)
+		}
 		rs.mLen--
 	}
 	rs.mHead = 0
@@ -138,7 +144,11 @@ func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 		return
 	}
 	if seq != rs.rcvNxt && rs.ooo.get(seq) {
+		// A duplicate beyond a gap: answer it too (the sender's
+		// retransmission timeout probes with its newest unacknowledged
+		// frame, which the receiver may have).
 		e.stats.Duplicates++
+		e.scheduleAck(now, rs, true)
 		return
 	}
 	plen := uint32(h.PayloadLen())
@@ -167,7 +177,12 @@ func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 			if startSeq != next && rs.lastNackSeq == next && (rs.lastNackReason == wire.NackNoBuffer || rs.lastNackReason == wire.NackRejected) {
 				// A frame of a message after one we refused: the sender
 				// rewinds to the refused message when it gets the nack,
-				// so asking it to go back would only repeat frames.
+				// so asking it to go back would only repeat frames. A
+				// retransmission (a timeout's probe) means the nack may
+				// have been lost: repeat it.
+				if fl&wire.FlagRetransmit != 0 {
+					e.sendNackSeq(frame, h, rs.lastNackReason, e.cfg.Port, rs, next)
+				}
 				return
 			}
 			// A frame of a message whose first frame is missing: drop it
@@ -189,8 +204,9 @@ func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 			// Every frame of the message is refused, but one nack per
 			// round is enough: the sender rewinds on the first and then
 			// probes with the first frame, whose refusal is always
-			// answered.
-			if start || rs.lastNackSeq != startSeq || rs.lastNackReason != wire.NackNoBuffer {
+			// answered, as is a retransmission (a timeout's probe, sent
+			// if the nack was lost).
+			if start || fl&wire.FlagRetransmit != 0 || rs.lastNackSeq != startSeq || rs.lastNackReason != wire.NackNoBuffer {
 				e.sendNackSeq(frame, h, wire.NackNoBuffer, e.cfg.Port, rs, startSeq)
 			}
 			return
@@ -264,21 +280,41 @@ func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 		rs.oooAny = true
 	}
 	rs.unacked++
-	immediate := fl&wire.FlagAckRequest != 0 || rs.unacked >= e.cfg.AckEvery
+	immediate := rs.unacked >= e.cfg.AckEvery
+	var last *Event
 	for rs.mLen > 0 {
 		x := &rs.msgs[rs.mHead]
 		if diff(rs.rcvNxt, x.start+x.nseg) < 0 {
 			break
 		}
-		e.deliver(rs, x)
+		last = e.deliver(rs, x)
 		rs.mHead = (rs.mHead + 1) % rxMsgs
 		rs.mLen--
 		immediate = immediate || rs.dropped
 	}
+	if fl&wire.FlagAckRequest != 0 {
+		if last != nil && !immediate {
+			// The frame completed a message, whose sender asks for the
+			// ack to complete its send. The ack waits until the
+			// application has taken the message (see PopEvent): if it
+			// answers at once, the answer carries the ack, and the round
+			// trip is one frame shorter. It still goes out within
+			// AckDelay.
+			last.ackRS = rs
+		} else {
+			immediate = true
+		}
+	}
 	e.scheduleAck(now, rs, immediate)
 }
 
-func (e *Engine) deliver(rs *rxStream, m *rxMsg) {
+// deliver queues the receive event of message m of rs and returns it (nil
+// for a PUT, GET or GOT, which queue none).
+func (e *Engine) deliver(rs *rxStream, m *rxMsg) *Event {
+	if m.kind != 0 {
+		e.rdmaDeliver(rs, m) // rdma.go
+		return nil
+	}
 	b := e.pools.Release(m.slot)
 	ev := e.pushEvent()
 	t := uint8(EventRecv)
@@ -296,7 +332,9 @@ func (e *Engine) deliver(rs *rxStream, m *rxMsg) {
 	ev.Type, ev.Priority, ev.Size, ev.Tag = t, rs.pri, m.size, b.Tag
 	ev.SenderPort, ev.SenderNode, ev.Length, ev.Buffer = rs.port, rs.peer.node, m.msgLen, b.Buf
 	e.stats.Delivered++
+	return ev
 }
+
 func (e *Engine) sendAck(rs *rxStream) {
 	rs.ackState = ackNone
 	rs.unacked = 0

@@ -25,8 +25,9 @@ type slowPipe struct {
 	bFree        Time
 	provideDelay time.Duration
 	pending      []pendingBuf
-	refuse       bool // A's link refuses every frame (ErrTxBusy)
-	dropFirst    bool // DATA_FIRST frames never reach B
+	refuse       bool                     // A's link refuses every frame (ErrTxBusy)
+	dropFirst    bool                     // DATA_FIRST frames never reach B
+	dropToB      func(h wire.Header) bool // if set and true, the frame never reaches B
 	comps        []completion
 	got          [][]byte
 	sentA, sentB int
@@ -58,8 +59,9 @@ func (o pipeOut) Send(f []byte) error {
 			return errRefused
 		}
 		p.sentA++
-		if p.dropFirst {
-			if h, err := wire.ParseFrame(f, wire.EtherType); err == nil && h.Type() == wire.TypeDataFirst {
+		if p.dropFirst || p.dropToB != nil {
+			if h, err := wire.ParseFrame(f, wire.EtherType); err == nil &&
+				((p.dropFirst && h.Type() == wire.TypeDataFirst) || (p.dropToB != nil && p.dropToB(h))) {
 				return nil
 			}
 		}

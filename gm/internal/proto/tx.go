@@ -48,13 +48,18 @@ func (e *Engine) addFrame(now Time, s *txStream, seq uint32, rtx, ackReq bool) b
 		return false
 	}
 	seg := uint32(e.cfg.SegLen)
+	if r.kind >= recPut {
+		seg -= wire.RemoteAddrLen // PUT, GET, GOT carry the remote address (rdma.go)
+	}
 	off := k * seg
 	end := off + seg
 	if end > r.length {
 		end = r.length
 	}
 	typ := wire.TypeData
-	if r.nseg > 1 {
+	if r.kind >= recPut {
+		typ = rdmaType(r.kind)
+	} else if r.nseg > 1 {
 		switch k {
 		case 0:
 			typ = wire.TypeDataFirst
@@ -84,7 +89,7 @@ func (e *Engine) addFrame(now Time, s *txStream, seq uint32, rtx, ackReq bool) b
 	e.hdr = wire.HeaderFields{
 		Type: typ, TargetPort: s.port, SourcePort: e.cfg.Port, Flags: fl, Size: r.size,
 		TargetNode: s.peer.node, SourceNode: e.cfg.NodeID, Session: s.session, Seq: seq, Ack: ack,
-		MsgLen: r.length, Offset: off,
+		MsgLen: r.wireMsgLen(), Offset: off, RemoteAddr: r.raddr,
 	}
 	payload := r.msg[off:end]
 	if e.slots != nil && (e.queued > 0 || (len(e.txFrames) == 1 && e.toSlots())) {
@@ -313,7 +318,7 @@ func (e *Engine) advance(now Time, s *txStream, newUna uint32) {
 		s.rttValid = false
 	}
 	if s.srtt != 0 {
-		s.rto = e.clampRTO(s.srtt + 4*s.rttvar)
+		s.rto = e.clampRTO(s.srtt + 4*s.rttvar + e.cfg.MaxAckDelay)
 	} else {
 		s.rto = e.baseRTO()
 	}
@@ -426,13 +431,22 @@ func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
 			s.rtxAll = false
 		}
 	}
-	// The probe of a retransmission timeout (the oldest frame, resent
-	// alone) was acknowledged: in a network that keeps the order of
-	// frames, every frame sent before it and still unacknowledged is lost
-	// (often the whole tail of a burst, which selective acks cannot show).
-	// Resend those (pump skips the others).
-	if s.rtoProbe && diff(s.una, s.rtoSeq) > 0 {
+	// The probe of a retransmission timeout (the newest unacknowledged
+	// frame, resent alone) was acknowledged: in a network that keeps the
+	// order of frames, every frame sent before it and still unacknowledged
+	// is lost (often the whole tail of a burst, which selective acks
+	// cannot show). Resend those (pump skips the others). Whether the ack
+	// answers the probe or the frame's first transmission does not matter:
+	// an ack describes every frame the receiver had read before the frame
+	// it acknowledges, so what it leaves out is lost either way. (Probing
+	// the oldest frame instead would not have that property: a merely late
+	// ack of its first transmission would make the sender resend every
+	// frame after it, a window of duplicates.)
+	if s.rtoProbe && (diff(s.una, s.rtoSeq) > 0 || s.sacked.get(s.rtoSeq)) {
 		s.rtoProbe = false
+		if tx := s.txIdx[s.rtoSeq&(maxWindow-1)]; int32(tx-s.lostBefore) > 0 {
+			s.lostBefore = tx
+		}
 		if e.outstanding(s) {
 			s.rtxNext = s.una
 			if diff(s.nxt, s.rtxEnd) > 0 {
@@ -450,7 +464,9 @@ func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
 		s.rtxAll = true
 		s.fastHold = now + hold
 	}
-	e.pump(now, s)
+	// What the ack allows goes out in Pump or Tick, after the batch of
+	// input: the acks of one batch then release one larger burst of frames
+	// (one kick of the transmit ring) instead of a small one each.
 }
 
 func (e *Engine) onNack(now Time, s *txStream, h wire.Header) {
@@ -584,19 +600,25 @@ func (e *Engine) Tick(now Time) {
 		if e.outstanding(s) && now >= s.rtoAt {
 			e.trace(now, trRTO, s.peer.node, s.port, s.pri, InitialSeq(s.session), s.una, s.nxt, 0, uint32(s.rto/time.Millisecond), s.lastHeard)
 			e.stats.Timeouts++
-			// Resend only the oldest unacknowledged frame, asking for an
+			// Resend only the newest unacknowledged frame, asking for an
 			// ack: the answer's cumulative and selective acks show what
 			// else is lost (see onAck). After a timeout that was only a
 			// slow or descheduled receiver, resending the whole window
-			// would cost up to Window duplicate frames.
-			s.rtxNext = s.una
-			s.rtxEnd = s.una + 1
+			// would cost up to Window duplicate frames. If the previous
+			// probe went unanswered, resend the oldest frame instead
+			// (whatever state the receiver is in, that one is answered),
+			// and the newest again on the next timeout.
+			q := e.newestUnacked(s)
+			if s.rtoProbe {
+				q = s.una
+			}
+			s.rtxNext = q
+			s.rtxEnd = q + 1
 			s.rtxAll = true
-			s.rtoProbe, s.rtoSeq = true, s.una
+			s.rtoProbe, s.rtoSeq = !s.rtoProbe, q
 			s.rto = e.clampRTO(2 * s.rto)
 			s.rtoAt = now + s.rto
 			s.rttValid = false
-			s.fastHold = now + s.rto/2
 		}
 		e.pump(now, s)
 	}
@@ -604,11 +626,23 @@ func (e *Engine) Tick(now Time) {
 		e.active[k] = nil
 	}
 	e.active = e.active[:j]
+	e.rdmaTick(now) // get timeouts, streams a failed GOT disabled (rdma.go)
 	if e.queued > 0 {
 		e.kick() // frames a failed kick left in the ring
 	}
 	e.flushAcks(now, false)
 	e.setDeadline(now)
+}
+
+// newestUnacked returns the newest frame in flight on s that is neither
+// cumulatively nor selectively acknowledged (s has frames in flight).
+func (e *Engine) newestUnacked(s *txStream) uint32 {
+	for q := s.nxt - 1; q != s.una; q-- {
+		if !s.sacked.get(q) {
+			return q
+		}
+	}
+	return s.una
 }
 
 // stallTimeout is how long frames may stay in flight without the oldest
@@ -687,5 +721,6 @@ func (e *Engine) setDeadline(now Time) {
 	if e.txBlock {
 		min(now + 50*time.Microsecond)
 	}
+	min(e.rdmaDeadline()) // rdma.go
 	e.deadline = d
 }

@@ -1,0 +1,767 @@
+package proto
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ethergm/ethergm/wire"
+)
+
+// Remote memory access: GM's directed sends (gm_put), gets (gm_get) and
+// gm_allow_remote_memory_access.
+//
+// A port exposes memory by registering it: each registered region gets a
+// 24-bit id, and a remote pointer is region id << RegionShift | offset.
+// Pointers are plain 64-bit numbers that the application passes to its
+// peers (in a message, say) and on which it may do arithmetic within the
+// region, like GM's gm_remote_ptr_t. Nothing is reachable from the network
+// until AllowRemoteAccess is called; from then on every registered region
+// is (GM's all-or-nothing rule).
+//
+// Transfers travel in the sender's ordinary stream to (node, port,
+// priority): a PUT transfer and a GET request are queued, numbered,
+// segmented, acknowledged and retransmitted exactly like a message, so
+// they are reliable and ordered with the stream's sends. A GET is answered
+// by a GOT transfer queued in the target's stream back to the requester
+// (an internal record that takes no send token of the target). The
+// requester's GET completes when the GET is acknowledged and the whole GOT
+// transfer has arrived.
+//
+// Refusals use the existing NACK reasons: a PUT or GET to a port that has
+// not allowed remote access, to an unknown region or beyond a region's end
+// is refused with NackRejected (the sender's callback gets
+// StatusSendRejected and the stream is disabled, as for any rejected
+// send); a GET that finds no free reply record is refused with
+// NackNoBuffer (the requester backs off and retries, and fails with
+// StatusSendTimedOut after the progress timeout).
+
+const (
+	// RegionShift is the position of the region id in a remote pointer:
+	// pointer = id << RegionShift | offset.
+	RegionShift = 40
+	// MaxRegionLen bounds the length of a registered region (the offset
+	// field of a pointer).
+	MaxRegionLen = 1 << RegionShift
+	offMask      = MaxRegionLen - 1
+	maxID        = 1<<(64-RegionShift) - 1
+	// MaxTransferLen is the longest put or get: GM's
+	// gm_max_length_for_size(31).
+	MaxTransferLen = 1<<31 - 8
+	// ReplySlots is the number of GETs a port serves at once (GM's LANai X
+	// had 8 GET reply buffers). A GET beyond them is refused with
+	// NackNoBuffer and retried by its sender.
+	ReplySlots = 32
+)
+
+// Errors of the remote memory calls.
+var (
+	ErrRegion      = errors.New("gm: pointer does not start a memory region registered with this port")
+	ErrRegionEmpty = errors.New("gm: cannot register an empty memory region")
+	ErrRegionLarge = errors.New("gm: memory region longer than 2^40 bytes")
+	ErrRegionsFull = errors.New("gm: every region id (2^24-1) is in use")
+)
+
+type region struct {
+	buf  []byte
+	live bool // registered; PUT frames are written only while live
+}
+
+// getOp is a GET issued by this port.
+type getOp struct {
+	id    uint32
+	rec   int32  // its send record: send token, callback, context
+	buf   []byte // the local buffer, exactly the length read
+	node  uint32
+	port  uint8
+	pri   uint8
+	acked bool   // the GET was acknowledged (its record left the stream)
+	done  bool   // the whole GOT transfer arrived
+	dead  bool   // completed or failed: later GOT data is discarded
+	since Time   // acked: when the last sign of progress came
+	rcv   uint32 // the reply stream's rcvNxt and session at since
+	sess  uint32
+	laddr [wire.RemoteAddrLen]byte
+}
+
+// rdmaRx is one PUT, GET or GOT transfer being received (rxMsg.slot).
+type rdmaRx struct {
+	raddr uint64
+	dst   []byte  // where the payload goes (PUT, GOT); nil: discard
+	reg   *region // PUT: the target region
+	roff  uint64  // PUT: the offset of dst in the region
+	op    *getOp  // GOT: the get it answers
+	got   int32   // GET: its reply record
+	next  int32   // free list
+}
+
+type rdmaState struct {
+	allowed    bool
+	regions    map[uint32]*region
+	nextRegion uint32
+	gets       map[uint32]*getOp
+	getByRec   map[int32]*getOp
+	nextGet    uint32
+	rx         []rdmaRx
+	rxFree     int32
+	gotBase    int32       // index in Engine.recs of the first reply record; 0 = none yet
+	gotFree    int32       // free list of reply records
+	gotStream  []*txStream // the stream each reply record is queued on
+	resume     []*txStream // streams a failed GOT disabled, to re-enable in Tick
+}
+
+func (e *Engine) rd() *rdmaState {
+	if e.rdma == nil {
+		e.rdma = &rdmaState{
+			regions: map[uint32]*region{}, gets: map[uint32]*getOp{}, getByRec: map[int32]*getOp{},
+			rxFree: -1, gotFree: -1, nextRegion: 1, nextGet: 1,
+		}
+	}
+	return e.rdma
+}
+
+// newID returns an unused nonzero 24-bit id, starting at *next.
+func newID(next *uint32, used func(uint32) bool) (uint32, bool) {
+	for n := 0; n < maxID; n++ {
+		id := *next & maxID
+		*next = id + 1
+		if id != 0 && !used(id) {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// RegisterMemory registers buf for remote access (gm_register_memory) and
+// returns the remote pointer of its first byte. Peers can reach it once
+// AllowRemoteAccess has been called.
+func (e *Engine) RegisterMemory(buf []byte) (uint64, error) {
+	if len(buf) == 0 {
+		return 0, ErrRegionEmpty
+	}
+	if uint64(len(buf)) > MaxRegionLen {
+		return 0, ErrRegionLarge
+	}
+	rd := e.rd()
+	id, ok := newID(&rd.nextRegion, func(id uint32) bool { return rd.regions[id] != nil })
+	if !ok {
+		return 0, ErrRegionsFull
+	}
+	rd.regions[id] = &region{buf: buf, live: true}
+	return uint64(id) << RegionShift, nil
+}
+
+// DeregisterMemory removes the region whose first byte ptr points to.
+// Transfers that arrive later are refused; the rest of a PUT already being
+// received is discarded.
+func (e *Engine) DeregisterMemory(ptr uint64) error {
+	rd := e.rd()
+	id := uint32(ptr >> RegionShift)
+	r := rd.regions[id]
+	if r == nil || ptr&offMask != 0 {
+		return ErrRegion
+	}
+	r.live = false
+	delete(rd.regions, id)
+	return nil
+}
+
+// Regions returns the number of registered regions.
+func (e *Engine) Regions() int {
+	if e.rdma == nil {
+		return 0
+	}
+	return len(e.rdma.regions)
+}
+
+// AllowRemoteAccess is gm_allow_remote_memory_access: from now on peers
+// may put into and get from every registered region. It cannot be undone.
+func (e *Engine) AllowRemoteAccess() {
+	rd := e.rd()
+	rd.allowed = true
+	if rd.gotBase != 0 {
+		return
+	}
+	// The reply records follow the send records; no pointer into e.recs
+	// is held across engine calls, so growing it is safe here.
+	base := int32(len(e.recs))
+	e.recs = append(e.recs, make([]sendRec, ReplySlots)...)
+	for k := int32(0); k < ReplySlots; k++ {
+		e.recs[base+k] = sendRec{kind: recGot, next: base + k + 1}
+	}
+	e.recs[base+ReplySlots-1].next = -1
+	rd.gotBase, rd.gotFree = base, base
+	rd.gotStream = make([]*txStream, ReplySlots)
+}
+
+// RemoteAccessAllowed reports whether AllowRemoteAccess was called.
+func (e *Engine) RemoteAccessAllowed() bool { return e.rdma != nil && e.rdma.allowed }
+
+// PendingGets returns the number of this port's gets that have not
+// completed.
+func (e *Engine) PendingGets() int {
+	if e.rdma == nil {
+		return 0
+	}
+	return len(e.rdma.gets)
+}
+
+func rdmaCheck(length, bufLen int, pri, port uint8) error {
+	if pri >= 2 {
+		return ErrPriority
+	}
+	if port >= wire.NumPorts {
+		return ErrPort
+	}
+	if length < 0 || length > bufLen || length > MaxTransferLen {
+		return ErrLength
+	}
+	return nil
+}
+
+// rdmaSegs returns the number of frames of a PUT or GOT transfer of n
+// bytes.
+func (e *Engine) rdmaSegs(n uint32) uint32 {
+	seg := uint32(e.cfg.SegLen - wire.RemoteAddrLen)
+	if n == 0 {
+		return 1
+	}
+	return (n + seg - 1) / seg
+}
+
+func rdmaType(k recKind) wire.Type {
+	switch k {
+	case recPut:
+		return wire.TypePut
+	case recGet:
+		return wire.TypeGet
+	}
+	return wire.TypeGot
+}
+
+// wireMsgLen is the msglen field of the record's frames.
+func (r *sendRec) wireMsgLen() uint32 {
+	if r.kind == recGet {
+		return r.xlen
+	}
+	return r.length
+}
+
+// stream returns the sending stream for a new transfer, or an error.
+func (e *Engine) rdmaStream(length, bufLen int, pri uint8, node uint32, port uint8) (*txStream, error) {
+	if err := rdmaCheck(length, bufLen, pri, port); err != nil {
+		return nil, err
+	}
+	p := e.peer(node)
+	if p == nil || !e.resolve(p) {
+		return nil, ErrNode
+	}
+	s := e.tx(p, port, pri)
+	if s.qLen >= qCap-1 || !e.sendTokens.TryAcquire() {
+		return nil, ErrNoSendToken
+	}
+	return s, nil
+}
+
+// enqueue appends record i to s's queue (as Send does) and, if pump,
+// transmits what the window allows.
+func (e *Engine) enqueue(now Time, s *txStream, i int32, pump bool) {
+	if s.qLen == 0 {
+		s.lastHeard, s.lastAdvance = now, now
+	}
+	s.q[(s.qHead+s.qLen)%qCap] = i
+	s.qLen++
+	e.activate(s)
+	if pump && !s.disabled {
+		e.pump(now, s)
+		e.setDeadline(now)
+	}
+}
+
+// Put queues a remote write (gm_put, gm_directed_send_with_callback) of
+// local[:length] to the peer's memory at raddr. It takes a send token;
+// the completion (StatusSuccess once every byte is in the target's memory
+// and acknowledged) comes back from PopCompletion with cb and ctx.
+func (e *Engine) Put(now Time, local []byte, raddr uint64, length int, pri uint8, node uint32, port uint8, cb, ctx any) error {
+	s, err := e.rdmaStream(length, len(local), pri, node, port)
+	if err != nil {
+		return err
+	}
+	i := e.allocRec()
+	n := uint32(length)
+	e.recs[i] = sendRec{msg: local, length: n, kind: recPut, nseg: e.rdmaSegs(n), cb: cb, ctx: ctx, next: -1, raddr: raddr}
+	e.enqueue(now, s, i, true)
+	return nil
+}
+
+// Get queues a remote read (gm_get) of length bytes at the peer's raddr
+// into local[:length]. It takes a send token; the completion
+// (StatusSuccess once every byte is in local) comes back from
+// PopCompletion with cb and ctx. local must not be touched until then.
+func (e *Engine) Get(now Time, raddr uint64, local []byte, length int, pri uint8, node uint32, port uint8, cb, ctx any) error {
+	s, err := e.rdmaStream(length, len(local), pri, node, port)
+	if err != nil {
+		return err
+	}
+	rd := e.rd()
+	id, ok := newID(&rd.nextGet, func(id uint32) bool { return rd.gets[id] != nil })
+	if !ok {
+		e.sendTokens.Release()
+		return ErrNoSendToken
+	}
+	i := e.allocRec()
+	op := &getOp{id: id, rec: i, buf: local[:length], node: node, port: port, pri: pri}
+	binary.BigEndian.PutUint64(op.laddr[:], uint64(id)<<RegionShift)
+	rd.gets[id], rd.getByRec[i] = op, op
+	e.recs[i] = sendRec{msg: op.laddr[:], length: wire.RemoteAddrLen, kind: recGet, nseg: 1, cb: cb, ctx: ctx, next: -1,
+		raddr: raddr, xlen: uint32(length)}
+	e.enqueue(now, s, i, true)
+	return nil
+}
+
+func (rd *rdmaState) dropGet(op *getOp) {
+	op.dead = true
+	delete(rd.gets, op.id)
+	delete(rd.getByRec, op.rec)
+}
+
+func (e *Engine) freeGot(i int32) {
+	rd := e.rdma
+	rd.gotStream[i-rd.gotBase] = nil
+	e.recs[i] = sendRec{kind: recGot, next: rd.gotFree}
+	rd.gotFree = i
+}
+
+// rdmaComplete is complete's hook for GET and GOT records. It reports
+// true if the completion is consumed here (no callback now).
+func (e *Engine) rdmaComplete(i int32, st Status) bool {
+	rd := e.rdma
+	if rd == nil {
+		return false
+	}
+	switch e.recs[i].kind {
+	case recGot:
+		// Internal: no token, no callback. A GOT that failed disabled the
+		// stream, which the application does not know about: re-enable it
+		// (the application's sends behind it go ahead and report their own
+		// fate).
+		if s := rd.gotStream[i-rd.gotBase]; s != nil && st != StatusSuccess && st != StatusSendDropped {
+			rd.resume = append(rd.resume, s)
+		}
+		e.freeGot(i)
+		return true
+	case recGet:
+		op := rd.getByRec[i]
+		if op == nil {
+			return false
+		}
+		if st == StatusSuccess && !op.done {
+			// Acknowledged: the target has the request; wait for the data.
+			op.acked = true
+			e.getProgress(op, e.lastNow)
+			return true
+		}
+		rd.dropGet(op)
+	}
+	return false
+}
+
+// rdmaTick runs the RDMA timers (from Tick).
+func (e *Engine) rdmaTick(now Time) {
+	rd := e.rdma
+	if rd == nil {
+		return
+	}
+	for len(rd.resume) > 0 {
+		s := rd.resume[len(rd.resume)-1]
+		rd.resume = rd.resume[:len(rd.resume)-1]
+		if !s.disabled {
+			continue
+		}
+		s.disabled = false
+		e.newSession(now, s)
+		s.lastHeard, s.lastAdvance = now, now
+		if s.qLen > 0 {
+			e.activate(s)
+			e.pump(now, s)
+		}
+	}
+	for _, op := range rd.gets {
+		if op.acked && !op.done && now-op.since > e.stallTimeout() && !e.getProgress(op, now) {
+			// The target took the request, but nothing came from it since:
+			// neither this get's data nor anything of the stream that
+			// carries it (the reply may wait behind other transfers).
+			rd.dropGet(op)
+			e.complete(op.rec, StatusSendTimedOut)
+		}
+	}
+}
+
+// getProgress notes the state of the stream that carries op's reply and
+// reports whether it moved since the last note (then op.since = now).
+func (e *Engine) getProgress(op *getOp, now Time) bool {
+	var rcv, sess uint32
+	if p := e.peers[op.node]; p != nil {
+		if rs := p.rx[op.port][op.pri]; rs != nil && rs.valid {
+			rcv, sess = rs.rcvNxt, rs.session
+		}
+	}
+	moved := op.since == 0 || rcv != op.rcv || sess != op.sess
+	if moved {
+		op.rcv, op.sess, op.since = rcv, sess, now
+	}
+	return moved
+}
+
+// rdmaDeadline returns when rdmaTick has work, or 0 (from setDeadline).
+func (e *Engine) rdmaDeadline() Time {
+	rd := e.rdma
+	if rd == nil {
+		return 0
+	}
+	if len(rd.resume) > 0 {
+		return 1 // at once
+	}
+	var d Time
+	for _, op := range rd.gets {
+		if op.acked && !op.done {
+			if t := op.since + e.stallTimeout() + 1; d == 0 || t < d {
+				d = t
+			}
+		}
+	}
+	return d
+}
+
+func (rd *rdmaState) allocRx() int {
+	if rd.rxFree < 0 {
+		rd.rx = append(rd.rx, rdmaRx{next: -1})
+		return len(rd.rx) - 1
+	}
+	i := rd.rxFree
+	rd.rxFree = rd.rx[i].next
+	return int(i)
+}
+
+func (rd *rdmaState) freeRx(i int) {
+	rd.rx[i] = rdmaRx{next: rd.rxFree}
+	rd.rxFree = int32(i)
+}
+
+// lookup returns the n bytes at raddr in a registered region, if remote
+// access is allowed and they lie inside one.
+func (rd *rdmaState) lookup(raddr uint64, n uint32) (*region, []byte, bool) {
+	if !rd.allowed {
+		return nil, nil, false
+	}
+	r := rd.regions[uint32(raddr>>RegionShift)]
+	o := raddr & offMask
+	if r == nil || o > uint64(len(r.buf)) || uint64(n) > uint64(len(r.buf))-o {
+		return nil, nil, false
+	}
+	return r, r.buf[o : o+uint64(n)], true
+}
+
+// onRDMA processes a PUT, GET or GOT frame of stream (p, sp, pri). It is
+// onData's counterpart: the same sequencing, session, duplicate,
+// reassembly and ack rules, but the payload goes to registered memory (PUT),
+// becomes a GOT reply (GET) or lands in a get's buffer (GOT), and no event
+// is queued.
+func (e *Engine) onRDMA(now Time, p *peer, sp, pri uint8, frame []byte, h wire.Header) {
+	e.stats.DataReceived++
+	fl := h.Flags()
+	if fl&wire.FlagAckValid != 0 {
+		if s := p.tx[sp][pri]; s != nil && !s.disabled {
+			s.lastHeard = now
+			e.onAckValue(now, s, h.Ack())
+		}
+	}
+	typ := h.Type()
+	sess, seq := h.Session(), h.Seq()
+	off, plen, msgLen := h.Offset(), uint32(h.PayloadLen()), h.MsgLen()
+	start := off == 0
+	if typ == wire.TypeGet && (!start || plen != wire.RemoteAddrLen) {
+		e.stats.Malformed++
+		return
+	}
+	rs := e.rx(p, sp, pri)
+	if !rs.valid || sess != rs.session {
+		if rs.isRetired(sess) {
+			e.stats.StaleDropped++
+			return
+		}
+		if !start || seq != InitialSeq(sess) {
+			e.stats.StaleDropped++
+			e.sendNack(frame, h, wire.NackStaleSession, e.cfg.Port, nil)
+			return
+		}
+		if rs.valid {
+			rs.retire(rs.session)
+		}
+		e.abandon(rs)
+		rs.valid, rs.session, rs.rcvNxt = true, sess, seq
+		rs.ooo.reset()
+		rs.oooAny, rs.dropped, rs.unacked = false, false, 0
+	}
+	d := diff(seq, rs.rcvNxt)
+	if d < 0 {
+		e.stats.Duplicates++
+		e.scheduleAck(now, rs, true)
+		return
+	}
+	if d >= maxWindow {
+		e.stats.OutOfWindow++
+		return
+	}
+	if seq != rs.rcvNxt && rs.ooo.get(seq) {
+		e.stats.Duplicates++
+		e.scheduleAck(now, rs, true) // as onData: a timeout's probe may be one
+		return
+	}
+	var m *rxMsg
+	for i := 0; i < rs.mLen; i++ {
+		x := &rs.msgs[(rs.mHead+i)%rxMsgs]
+		if uint32(diff(seq, x.start)) < x.nseg {
+			m = x
+			break
+		}
+	}
+	if m == nil {
+		next := rs.rcvNxt
+		if rs.mLen > 0 {
+			last := &rs.msgs[(rs.mHead+rs.mLen-1)%rxMsgs]
+			next = last.start + last.nseg
+		}
+		startSeq := seq
+		if !start && plen > 0 && off%plen == 0 && off+plen < msgLen {
+			// The transfer's first frame is missing; a full segment that
+			// is not the last tells the segment length, hence the start.
+			startSeq = seq - off/plen
+		}
+		if startSeq != next || (!start && startSeq == seq) || rs.mLen == rxMsgs {
+			e.stats.OutOfWindow++
+			if startSeq != next && rs.lastNackSeq == next && (rs.lastNackReason == wire.NackNoBuffer || rs.lastNackReason == wire.NackRejected) {
+				// After a refused transfer: the sender rewinds anyway; a
+				// retransmission means the nack may have been lost.
+				if fl&wire.FlagRetransmit != 0 {
+					e.sendNackSeq(frame, h, rs.lastNackReason, e.cfg.Port, rs, next)
+				}
+				return
+			}
+			if !rs.dropped {
+				e.trace(now, trDropGoBack, p.node, sp, pri, InitialSeq(rs.session), seq, rs.rcvNxt, 0, 0, 0)
+			}
+			rs.dropped = true
+			e.scheduleAck(now, rs, true)
+			return
+		}
+		if m = e.rdmaNewMsg(rs, frame, h, startSeq); m == nil {
+			return
+		}
+	}
+	if m.kind != typ {
+		e.stats.Malformed++
+		return
+	}
+	x := &e.rdma.rx[m.slot]
+	if typ == wire.TypePut && e.putBlocked(rs, m) {
+		// An earlier put of the stream, still incomplete, writes some of
+		// the same bytes: this frame must not land first. Dropped as if
+		// lost; the sender resends it.
+		e.stats.OutOfWindow++
+		return
+	}
+	k := uint32(diff(seq, m.start))
+	if typ != wire.TypeGet {
+		o := k * m.segLen
+		want := min(m.msgLen-o, m.segLen)
+		if off != o || plen != want || msgLen != m.msgLen || h.RemoteAddr() != x.raddr || start != (k == 0) {
+			e.stats.Malformed++
+			return
+		}
+		switch {
+		case x.op != nil:
+			if !x.op.dead {
+				copy(x.dst[o:o+plen], h.Payload())
+				x.op.since = now
+			}
+		case x.reg != nil:
+			if x.reg.live {
+				copy(x.dst[o:o+plen], h.Payload())
+			}
+		}
+	}
+	if seq == rs.rcvNxt {
+		rs.rcvNxt++
+		for rs.oooAny && rs.ooo.get(rs.rcvNxt) {
+			rs.ooo.clr(rs.rcvNxt)
+			rs.rcvNxt++
+		}
+		if rs.oooAny && diff(rs.rcvNxt, rs.oooHi) >= 0 {
+			rs.oooAny = false
+		}
+	} else {
+		rs.ooo.set(seq)
+		if !rs.oooAny || diff(seq+1, rs.oooHi) > 0 {
+			rs.oooHi = seq + 1
+		}
+		rs.oooAny = true
+	}
+	rs.unacked++
+	immediate := fl&wire.FlagAckRequest != 0 || rs.unacked >= e.cfg.AckEvery
+	for rs.mLen > 0 {
+		x := &rs.msgs[rs.mHead]
+		if diff(rs.rcvNxt, x.start+x.nseg) < 0 {
+			break
+		}
+		e.deliver(rs, x)
+		rs.mHead = (rs.mHead + 1) % rxMsgs
+		rs.mLen--
+		immediate = immediate || rs.dropped
+	}
+	e.scheduleAck(now, rs, immediate)
+}
+
+// putBlocked reports whether an earlier PUT transfer of rs, still
+// incomplete, overlaps the memory the PUT transfer m writes: m's frames
+// must then wait, so that overlapping puts take effect in stream order.
+func (e *Engine) putBlocked(rs *rxStream, m *rxMsg) bool {
+	x := &e.rdma.rx[m.slot]
+	for i := 0; i < rs.mLen; i++ {
+		y := &rs.msgs[(rs.mHead+i)%rxMsgs]
+		if y == m {
+			break
+		}
+		if y.kind != wire.TypePut {
+			continue
+		}
+		if z := &e.rdma.rx[y.slot]; z.reg == x.reg && x.reg != nil &&
+			z.roff < x.roff+uint64(m.msgLen) && x.roff < z.roff+uint64(y.msgLen) {
+			return true
+		}
+	}
+	return false
+}
+
+// rdmaNewMsg starts receiving the transfer that starts at startSeq, of
+// which (frame, h) is a frame: it checks the access (refusing it with a
+// NACK) and binds the transfer to its memory. It returns nil if the frame
+// is refused or malformed.
+func (e *Engine) rdmaNewMsg(rs *rxStream, frame []byte, h wire.Header, startSeq uint32) *rxMsg {
+	rd := e.rd()
+	typ, msgLen, plen, raddr := h.Type(), h.MsgLen(), uint32(h.PayloadLen()), h.RemoteAddr()
+	var nseg, segLen uint32
+	switch {
+	case typ == wire.TypeGet:
+		nseg = 1
+	case h.Offset() == 0 && plen == msgLen:
+		nseg, segLen = 1, plen
+	case plen == 0 || plen > msgLen:
+		e.stats.Malformed++
+		return nil
+	default:
+		segLen = plen
+		nseg = (msgLen + plen - 1) / plen
+	}
+	x := rdmaRx{raddr: raddr, got: -1}
+	switch typ {
+	case wire.TypePut:
+		r, dst, ok := rd.lookup(raddr, msgLen)
+		if !ok {
+			e.sendNackSeq(frame, h, wire.NackRejected, e.cfg.Port, rs, startSeq)
+			return nil
+		}
+		x.reg, x.dst, x.roff = r, dst, raddr&offMask
+	case wire.TypeGet:
+		_, src, ok := rd.lookup(raddr, msgLen)
+		if !ok {
+			e.sendNackSeq(frame, h, wire.NackRejected, e.cfg.Port, rs, startSeq)
+			return nil
+		}
+		ts := e.tx(rs.peer, rs.port, rs.pri)
+		if rd.gotFree < 0 || ts.disabled || ts.qLen >= qCap-1 || !e.resolve(rs.peer) {
+			// No reply record (or the reply stream is held, or the
+			// requester's MAC is unknown for now): it backs off and asks
+			// again.
+			e.sendNackSeq(frame, h, wire.NackNoBuffer, e.cfg.Port, rs, startSeq)
+			return nil
+		}
+		gi := rd.gotFree
+		rd.gotFree = e.recs[gi].next
+		e.recs[gi] = sendRec{msg: src, length: msgLen, kind: recGot, nseg: e.rdmaSegs(msgLen), next: -1,
+			raddr: binary.BigEndian.Uint64(h.Payload())}
+		x.got = gi
+	case wire.TypeGot:
+		// Never refused: the target's stream must not stall on a get this
+		// port no longer waits for. Unknown or stale: the data is dropped.
+		op := rd.gets[uint32(raddr>>RegionShift)]
+		if op != nil && op.node == rs.peer.node && op.port == rs.port && op.pri == rs.pri &&
+			raddr&offMask == 0 && msgLen == uint32(len(op.buf)) && !op.done {
+			x.op, x.dst = op, op.buf
+		}
+	}
+	slot := rd.allocRx()
+	rd.rx[slot] = x
+	m := &rs.msgs[(rs.mHead+rs.mLen)%rxMsgs]
+	rs.mLen++
+	*m = rxMsg{slot: slot, start: startSeq, nseg: nseg, segLen: segLen, msgLen: msgLen, size: 0xFF, fastLen: -1, kind: typ}
+	return m
+}
+
+// rdmaDeliver completes a received transfer (deliver's hook): a PUT is
+// done (no event, as in GM), a GET's reply is queued, a GOT completes its
+// get.
+func (e *Engine) rdmaDeliver(rs *rxStream, m *rxMsg) {
+	rd := e.rdma
+	x := &rd.rx[m.slot]
+	switch m.kind {
+	case wire.TypeGet:
+		s := e.tx(rs.peer, rs.port, rs.pri)
+		if s.qLen >= qCap {
+			e.freeGot(x.got) // cannot happen (checked on arrival)
+			break
+		}
+		rd.gotStream[x.got-rd.gotBase] = s
+		e.enqueue(e.lastNow, s, x.got, false)
+	case wire.TypeGot:
+		if op := x.op; op != nil && !op.dead {
+			op.done = true
+			if op.acked {
+				rd.dropGet(op)
+				e.complete(op.rec, StatusSuccess)
+			}
+		}
+	}
+	rd.freeRx(m.slot)
+	m.kind = 0
+}
+
+// rdmaAbandon drops a transfer being received (abandon's hook).
+func (e *Engine) rdmaAbandon(m *rxMsg) {
+	rd := e.rdma
+	if x := &rd.rx[m.slot]; m.kind == wire.TypeGet && x.got >= 0 {
+		e.freeGot(x.got)
+	}
+	rd.freeRx(m.slot)
+	m.kind = 0
+}
+
+// rdmaDump describes the RDMA state for Dump.
+func (e *Engine) rdmaDump(b *strings.Builder, now Time) {
+	rd := e.rdma
+	if rd == nil {
+		return
+	}
+	free := 0
+	for i := rd.gotFree; i >= 0; i = e.recs[i].next {
+		free++
+	}
+	fmt.Fprintf(b, "  rdma: remote access %v, regions %d, gets %d, reply slots %d/%d free, streams to resume %d\n",
+		rd.allowed, len(rd.regions), len(rd.gets), free, ReplySlots, len(rd.resume))
+	for _, op := range rd.gets {
+		fmt.Fprintf(b, "    get %d -> node %d port %d pri %d: len %d acked %v done %v since %v\n",
+			op.id, op.node, op.port, op.pri, len(op.buf), op.acked, op.done, time.Duration(op.since-now))
+	}
+}
