@@ -39,14 +39,14 @@ func gmDemo(c *netns.Cluster, bin string) error {
 	}
 
 	fmt.Printf("\n%s: gm_allsize --verify (loopback between two ports of one host, every byte checked)\n", a.Name)
-	out, err := runIn(a, 2*time.Minute, env(a, "--verify", "--min-size", "3", "--max-size", "16", "--iterations", "200", "--priority", "both")...)
+	out, err := runIn(a, 2*time.Minute, env(a, "--verify", "--unit", a.Ifaces[0], "--min-size", "3", "--max-size", "16", "--iterations", "200", "--priority", "both")...)
 	printSummary(out, false)
 	if err != nil {
 		return fmt.Errorf("gm_allsize --verify on %s: %w", a.Name, err)
 	}
 
-	fmt.Printf("\n%s serves, %s measures: gm_allsize --remote-host=%s --verify, size classes 3..21, across the switch\n", b.Name, a.Name, b.Name)
-	srv, err := b.Start("env", env(b, "--serve", "--once")...)
+	fmt.Printf("\n%s serves, %s measures: gm_allsize --remote-host=%s --verify, size classes 3..21, unit eth0, across the switch\n", b.Name, a.Name, b.Name)
+	srv, err := b.Start("env", env(b, "--serve", "--once", "--unit", b.Ifaces[0])...)
 	if err != nil {
 		return err
 	}
@@ -54,12 +54,64 @@ func gmDemo(c *netns.Cluster, bin string) error {
 	if err := waitFor(srv, "serving on", 10*time.Second); err != nil {
 		return err
 	}
-	out, err = runIn(a, 3*time.Minute, env(a, "--remote-host="+b.Name, "--verify", "--min-size", "3", "--max-size", "21", "--iterations", "500", "--lengths", "0,8,64,1k,4k,64k,1M")...)
+	out, err = runIn(a, 3*time.Minute, env(a, "--remote-host="+b.Name, "--unit", a.Ifaces[0], "--verify", "--min-size", "3", "--max-size", "21", "--iterations", "500", "--lengths", "0,8,64,1k,4k,64k,1M")...)
 	printSummary(out, true)
 	if err != nil {
 		return fmt.Errorf("gm_allsize --remote-host=%s: %w\n%s", b.Name, err, srv.Output())
 	}
+	srv.Stop()
+	return railsDemo(a, b, env)
+}
+
+// railsDemo repeats the two-host run with both interfaces in the unit
+// ("eth0,eth1") and prints how many frames each of the client's interfaces
+// sent and received.
+func railsDemo(a, b *netns.Host, env func(*netns.Host, ...string) []string) error {
+	unit := strings.Join(a.Ifaces[:2], ",")
+	fmt.Printf("\nmulti-rail: the same run with --unit %s on both hosts (large messages striped in 32-frame chunks)\n", unit)
+	srv, err := b.Start("env", env(b, "--serve", "--once", "--unit", unit)...)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	if err := waitFor(srv, "serving on", 10*time.Second); err != nil {
+		return err
+	}
+	before, err := ifaceCounters(a)
+	if err != nil {
+		return err
+	}
+	out, err := runIn(a, 3*time.Minute, env(a, "--remote-host="+b.Name, "--unit", unit, "--verify", "--min-size", "3", "--max-size", "21", "--iterations", "500", "--lengths", "8,64k,1M")...)
+	printSummary(out, true)
+	if err != nil {
+		return fmt.Errorf("gm_allsize --remote-host=%s --unit %s: %w\n%s", b.Name, unit, err, srv.Output())
+	}
+	after, err := ifaceCounters(a)
+	if err != nil {
+		return err
+	}
+	for i, name := range a.Ifaces[:2] {
+		fmt.Printf("  %s %s: %d frames sent, %d received\n", a.Name, name, after[i][0]-before[i][0], after[i][1]-before[i][1])
+	}
 	return nil
+}
+
+// ifaceCounters returns tx_packets and rx_packets of h's first two
+// interfaces.
+func ifaceCounters(h *netns.Host) ([2][2]uint64, error) {
+	var c [2][2]uint64
+	for i, name := range h.Ifaces[:2] {
+		for j, f := range []string{"tx_packets", "rx_packets"} {
+			out, err := h.Run("cat", "/sys/class/net/"+name+"/statistics/"+f)
+			if err != nil {
+				return c, err
+			}
+			if _, err := fmt.Sscan(out, &c[i][j]); err != nil {
+				return c, fmt.Errorf("%s %s: %w", name, f, err)
+			}
+		}
+	}
+	return c, nil
 }
 
 // writeNodeMap writes a node map naming every host of c (node id = index+1).

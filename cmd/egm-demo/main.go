@@ -7,7 +7,10 @@
 //  2. GM ports: the node map every host shares (what a mapper would write),
 //     `gm_allsize --verify` on one host (loopback through the local unit,
 //     every byte checked), and a two-host `gm_allsize` run, a server on the
-//     last host and the client on the first, across the switch.
+//     last host and the client on the first, across the switch;
+//  3. multi-rail: every host has two interfaces, each on its own switch;
+//     the same two-host run with the unit "eth0,eth1" stripes large
+//     messages over both rails, and the interfaces' counters show it.
 //
 // It needs root (CAP_NET_ADMIN for the namespaces, CAP_NET_RAW for the
 // sockets) and a gm_allsize binary (-bin, or built with `go build`).
@@ -49,7 +52,7 @@ func run(nhosts, rounds int, streamFor time.Duration, bin string) error {
 	if err := netns.Available(); err != nil {
 		return err
 	}
-	c, err := netns.NewCluster(netns.Options{Hosts: nhosts})
+	c, err := netns.NewCluster(netns.Options{Hosts: nhosts, Rails: 2})
 	if err != nil {
 		return err
 	}
@@ -65,9 +68,9 @@ func run(nhosts, rounds int, streamFor time.Duration, bin string) error {
 		os.Exit(130)
 	}()
 
-	fmt.Printf("EtherGM demo: %d hosts in network namespaces on one switch (a Linux bridge)\n", nhosts)
+	fmt.Printf("EtherGM demo: %d hosts in network namespaces, two rails each (one Linux bridge per rail)\n", nhosts)
 	for _, h := range c.Hosts {
-		fmt.Printf("  %-6s netns %-22s %s %s\n", h.Name, h.NS, h.Ifaces[0], h.MACs[0])
+		fmt.Printf("  %-6s netns %-22s %s %s, %s %s\n", h.Name, h.NS, h.Ifaces[0], h.MACs[0], h.Ifaces[1], h.MACs[1])
 	}
 
 	a, b := c.Hosts[0], c.Hosts[len(c.Hosts)-1]

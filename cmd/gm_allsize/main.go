@@ -381,7 +381,7 @@ func client(o *options, unit *gm.Unit, cfg *gm.Config, capt *capture.Writer, sto
 	}
 	meta.RemoteNode, meta.ServerPort = uint32(cl.Server), cl.ServerPort
 	fmt.Fprintf(text, "gm_allsize: %s run, host %s node %d port %d -> node %d port %d, unit %s (MTU %d), sizes %d..%d, verify %v\n",
-		meta.Mode, meta.Host, meta.Node, meta.Port, meta.RemoteNode, meta.ServerPort, unit.Name, meta.LinkMTU,
+		meta.Mode, meta.Host, meta.Node, meta.Port, meta.RemoteNode, meta.ServerPort, strings.Join(unit.Interfaces, ","), meta.LinkMTU,
 		o.run.MinSize, o.run.MaxSize, o.run.Verify)
 
 	points, sum := cl.Run()
