@@ -531,6 +531,17 @@ func (p *Port) SetAcceptableSizes(pri Priority, mask uint64) error {
 // ErrUnknownNode, ErrClosed. Delivery failures are never returned here:
 // they arrive as the callback's status.
 func (p *Port) SendWithCallback(msg []byte, size uint8, length int, pri Priority, node NodeID, port int, cb SendCallback, ctx any) error {
+	return p.submit(port, cb, func(now time.Duration, cbv any) error {
+		return p.eng.Send(now, msg, size, length, uint8(pri), uint32(node), uint8(port), cbv, ctx)
+	})
+}
+
+// submit runs op, one of the engine's send-like calls (it takes a send
+// token and completes through the callback), under the port mutex with the
+// current time and cb as the engine stores it (nil stays an untyped nil),
+// then wakes a BlockingReceive sleeper if events became pending. op does
+// not escape, so the closure costs no allocation.
+func (p *Port) submit(port int, cb SendCallback, op func(now time.Duration, cb any) error) error {
 	if port < 0 || port >= NumPorts {
 		return ErrPortID
 	}
@@ -543,7 +554,7 @@ func (p *Port) SendWithCallback(msg []byte, size uint8, length int, pri Priority
 	if cb != nil {
 		cbv = cb
 	}
-	err := p.eng.Send(p.now(), msg, size, length, uint8(pri), uint32(node), uint8(port), cbv, ctx)
+	err := op(p.now(), cbv)
 	p.wakeLocked()
 	p.mu.Unlock()
 	return err
@@ -572,26 +583,12 @@ func (p *Port) DropSends(pri Priority, node NodeID, port int, cb SendCallback, c
 }
 
 func (p *Port) recover(pri Priority, node NodeID, port int, cb SendCallback, ctx any, drop bool) error {
-	if port < 0 || port >= NumPorts {
-		return ErrPortID
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed.Load() {
-		return ErrClosed
-	}
-	var cbv any
-	if cb != nil {
-		cbv = cb
-	}
-	var err error
-	if drop {
-		err = p.eng.Drop(p.now(), uint8(pri), uint32(node), uint8(port), cbv, ctx)
-	} else {
-		err = p.eng.Resume(p.now(), uint8(pri), uint32(node), uint8(port), cbv, ctx)
-	}
-	p.wakeLocked()
-	return err
+	return p.submit(port, cb, func(now time.Duration, cbv any) error {
+		if drop {
+			return p.eng.Drop(now, uint8(pri), uint32(node), uint8(port), cbv, ctx)
+		}
+		return p.eng.Resume(now, uint8(pri), uint32(node), uint8(port), cbv, ctx)
+	})
 }
 
 // wakeLocked wakes a BlockingReceive sleeper if events are pending.

@@ -2,6 +2,7 @@ package gm
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ethergm/ethergm/gm/internal/proto"
 )
@@ -147,21 +148,9 @@ func (p *Port) AllowRemoteMemoryAccess() error {
 // the package's remote memory notes: SendRejected for a port without
 // remote access or a bad pointer).
 func (p *Port) Put(local []byte, remote RemotePtr, length int, pri Priority, node NodeID, port int, cb SendCallback, ctx any) error {
-	if port < 0 || port >= NumPorts {
-		return ErrPortID
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed.Load() {
-		return ErrClosed
-	}
-	var cbv any
-	if cb != nil {
-		cbv = cb
-	}
-	err := p.eng.Put(p.now(), local, uint64(remote), length, uint8(pri), uint32(node), uint8(port), cbv, ctx)
-	p.wakeLocked()
-	return err
+	return p.submit(port, cb, func(now time.Duration, cbv any) error {
+		return p.eng.Put(now, local, uint64(remote), length, uint8(pri), uint32(node), uint8(port), cbv, ctx)
+	})
 }
 
 // DirectedSendWithCallback is gm_directed_send_with_callback, GM-1's name
@@ -185,19 +174,7 @@ func (p *Port) DirectedSendWithCallback(local []byte, remote RemotePtr, length i
 // Config.LivenessTimeout) completes with SendTimedOut; that failure does
 // not disable the stream (the request itself was delivered).
 func (p *Port) Get(remote RemotePtr, local []byte, length int, pri Priority, node NodeID, port int, cb SendCallback, ctx any) error {
-	if port < 0 || port >= NumPorts {
-		return ErrPortID
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed.Load() {
-		return ErrClosed
-	}
-	var cbv any
-	if cb != nil {
-		cbv = cb
-	}
-	err := p.eng.Get(p.now(), uint64(remote), local, length, uint8(pri), uint32(node), uint8(port), cbv, ctx)
-	p.wakeLocked()
-	return err
+	return p.submit(port, cb, func(now time.Duration, cbv any) error {
+		return p.eng.Get(now, uint64(remote), local, length, uint8(pri), uint32(node), uint8(port), cbv, ctx)
+	})
 }

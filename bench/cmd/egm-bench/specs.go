@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ethergm/ethergm/bench/internal/ctl"
 	"github.com/ethergm/ethergm/bench/internal/result"
 	"github.com/ethergm/ethergm/tests/netns/relay"
 )
@@ -247,7 +248,7 @@ func selectSpecs(only string) ([]*spec, error) {
 func (b *bench) goPingPong(key, tool string, extra []string) (map[string]float64, error) {
 	bin := b.bins[tool]
 	srvArgs := append([]string{"-i", b.server.Ifaces[0], "-server"}, extra...)
-	srv, err := b.startServer("ready", bin, srvArgs...)
+	srv, err := b.startServer(ctl.ReadyLine, bin, srvArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +274,7 @@ func (b *bench) goPingPong(key, tool string, extra []string) (map[string]float64
 func (b *bench) goStream(key, tool string, common, recvExtra []string) (map[string]float64, error) {
 	bin := b.bins[tool]
 	rArgs := append(append([]string{"-i", b.server.Ifaces[0], "-server"}, common...), recvExtra...)
-	rcv, err := b.startServer("ready", bin, rArgs...)
+	rcv, err := b.startServer(ctl.ReadyLine, bin, rArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +302,7 @@ func (b *bench) goStream(key, tool string, common, recvExtra []string) (map[stri
 // gmPingPong runs egm-gmperf ping-pong (8-byte messages, both sides
 // polling): server on host1, client on host0.
 func (b *bench) gmPingPong(key string) (map[string]float64, error) {
-	srv, err := b.startServer("ready", "env", b.gmEnv(b.server, "-i", b.server.Ifaces[0], "-mode", "pingpong", "-server")...)
+	srv, err := b.startServer(ctl.ReadyLine, "env", b.gmEnv(b.server, "-i", b.server.Ifaces[0], "-mode", "pingpong", "-server")...)
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +331,7 @@ func parseGMPingPong(key, out string) (map[string]float64, error) {
 // flight): receiver on host1, sender on host0. Goodput is the receiver's,
 // resends the sender's.
 func (b *bench) gmStream(key string) (map[string]float64, error) {
-	rcv, err := b.startServer("ready", "env", b.gmEnv(b.server, "-i", b.server.Ifaces[0], "-mode", "stream", "-server")...)
+	rcv, err := b.startServer(ctl.ReadyLine, "env", b.gmEnv(b.server, "-i", b.server.Ifaces[0], "-mode", "stream", "-server")...)
 	if err != nil {
 		return nil, err
 	}

@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/ethergm/ethergm/bench/internal/ctl"
 	"github.com/ethergm/ethergm/bench/internal/result"
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/wire"
@@ -118,19 +117,6 @@ func prioName(p gm.Priority) string {
 	}
 	return "low"
 }
-
-func stopFlag() *atomic.Bool {
-	var stop atomic.Bool
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		<-c
-		stop.Store(true)
-	}()
-	return &stop
-}
-
-func ready() { fmt.Fprintln(os.Stderr, "ready") }
 
 // open opens the benchmark's port with the default configuration (except
 // -window). Host name, node map and state directory come from the
@@ -325,10 +311,10 @@ func pingServer(o *options) error {
 			return fmt.Errorf("provide: %w", err)
 		}
 	}
-	stop := stopFlag()
+	stop := ctl.StopFlag()
 	s := newSender(p, pingBuffers, o.size, o.timeout, stop)
 	msg := make([]byte, o.size)
-	ready()
+	ctl.Ready()
 	for !stop.Load() {
 		e := p.Receive()
 		switch {
@@ -376,7 +362,7 @@ func pingClient(o *options) error {
 			return fmt.Errorf("provide: %w", err)
 		}
 	}
-	stop := stopFlag()
+	stop := ctl.StopFlag()
 	s := newSender(p, pingBuffers, o.size, o.timeout, stop)
 	samples := make([]time.Duration, 0, o.n)
 	var measured time.Duration
@@ -483,7 +469,7 @@ func streamSend(o *options) error {
 	if err != nil {
 		return err
 	}
-	stop := stopFlag()
+	stop := ctl.StopFlag()
 	tokens := p.NumSendTokens()
 	s := newSender(p, tokens, o.size, o.timeout, stop)
 	size := gm.MinSizeForLength(o.size)
@@ -552,13 +538,13 @@ func streamRecv(o *options) error {
 	if err := p.ProvideReceiveBuffer(make([]byte, endLen), endSize, o.pri, 0); err != nil {
 		return fmt.Errorf("provide end-marker buffer: %w", err)
 	}
-	stop := stopFlag()
+	stop := ctl.StopFlag()
 	var alarm gm.Alarm
 	var rearm func(any)
 	rearm = func(any) { p.SetAlarm(&alarm, uint64(watchdog/time.Microsecond), rearm, nil) }
 	rearm(nil)
 	defer p.CancelAlarm(&alarm)
-	ready()
+	ctl.Ready()
 	var (
 		got, sent, outOfOrder uint64
 		first, last           time.Time

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
-	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/ethergm/ethergm/bench/internal/ctl"
 	"github.com/ethergm/ethergm/bench/internal/result"
 	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/wire"
@@ -90,17 +88,6 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-func stopFlag() *atomic.Bool {
-	var stop atomic.Bool
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		<-c
-		stop.Store(true)
-	}()
-	return &stop
-}
-
 // openLink opens the link with the benchmark's configuration.
 func openLink(o *options, bypass bool) (*link.Link, error) {
 	cfg := &link.Config{Ports: 1 << port, QdiscBypass: bypass, NoCRCCheck: o.noCRC}
@@ -140,8 +127,6 @@ func (r *receiver) recv(d time.Duration) ([][]byte, error) {
 	return r.frames[:n], err
 }
 
-func ready() { fmt.Fprintln(os.Stderr, "ready") }
-
 func statsNote(l *link.Link) string {
 	s := l.Stats()
 	return fmt.Sprintf("mode=%s rx=%d tx=%d kernel_drops=%d freezes=%d crc_errors=%d malformed=%d",
@@ -159,8 +144,8 @@ func pingServer(o *options) error {
 	src := [6]byte(l.HardwareAddr())
 	r := newReceiver(l, o.wait)
 	reply := make([]byte, 0, 2048)
-	stop := stopFlag()
-	ready()
+	stop := ctl.StopFlag()
+	ctl.Ready()
 	for !stop.Load() {
 		frames, err := r.recv(100 * time.Millisecond)
 		if err != nil {
@@ -206,7 +191,7 @@ func pingClient(o *options) error {
 	req := make([]byte, 0, 2048)
 	fields := wire.HeaderFields{Type: wire.TypeDatagram, TargetPort: port, SourcePort: port, TargetNode: 2, SourceNode: 1}
 	samples := make([]time.Duration, 0, o.n)
-	stop := stopFlag()
+	stop := ctl.StopFlag()
 	retries := 0
 	var measured time.Duration
 	for i := 0; i < o.warmup+o.n; i++ {
@@ -302,7 +287,7 @@ func streamSend(o *options) error {
 		bufs[i] = make([]byte, 0, wire.EthHeaderLen+o.size)
 	}
 	fields := wire.HeaderFields{Type: wire.TypeDatagram, TargetPort: port, SourcePort: port, TargetNode: 2, SourceNode: 1}
-	stop := stopFlag()
+	stop := ctl.StopFlag()
 	var seq uint32
 	var busy int
 	start := time.Now()
@@ -391,8 +376,8 @@ func streamRecv(o *options) error {
 	}
 	defer l.Close()
 	r := newReceiver(l, o.wait)
-	stop := stopFlag()
-	ready()
+	stop := ctl.StopFlag()
+	ctl.Ready()
 	var (
 		frames, gaps, ooo, sent uint64
 		expect                  uint32
