@@ -256,17 +256,7 @@ func window(w int, lc *link.Config, mtu int) int {
 	if w <= 0 {
 		w = DefaultWindow
 	}
-	bs, nb := lc.RxBlockSize, lc.RxBlocks
-	if bs <= 0 {
-		bs = link.DefaultRxBlockSize
-	}
-	if nb <= 0 {
-		nb = link.DefaultRxBlocks
-	}
-	// A TPACKET_V3 block: a 48-byte descriptor, then per frame an 82-byte
-	// packet header and the frame, 16-byte aligned.
-	per := (82 + wire.EthHeaderLen + mtu + 15) &^ 15
-	if frames := (bs - 48) / per * nb; w > frames/2 {
+	if frames := link.RingFrames(lc, mtu); w > frames/2 {
 		w = max(frames/2, 1)
 	}
 	return w

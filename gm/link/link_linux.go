@@ -945,3 +945,29 @@ func (l *Link) closeFDs() {
 		l.txMem, l.tx.mem = nil, nil
 	}
 }
+
+// RingFrames returns how many full-size frames of an interface with the
+// given MTU the receive ring of cfg (nil: the defaults) holds, as Open lays
+// it out: the bound a sender's window must respect so that one stream
+// cannot overflow the ring of a receiver that is busy elsewhere.
+func RingFrames(cfg *Config, mtu int) int {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	bs, nb := c.RxBlockSize, c.RxBlocks
+	if bs <= 0 {
+		bs = DefaultRxBlockSize
+	}
+	if nb <= 0 {
+		nb = DefaultRxBlocks
+	}
+	nb = max(nb, 2)
+	if need := bdSize + rxMacOff + wire.EthHeaderLen + mtu + v3Align; bs < need {
+		bs = need
+	}
+	page := os.Getpagesize()
+	bs = (bs + page - 1) / page * page
+	per := (rxMacOff + wire.EthHeaderLen + mtu + v3Align - 1) &^ (v3Align - 1)
+	return (bs - bdSize) / per * nb
+}

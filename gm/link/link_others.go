@@ -65,3 +65,6 @@ func (l *Link) Mode() string { return "unsupported" }
 
 // Close returns nil.
 func (l *Link) Close() error { return nil }
+
+// RingFrames returns 0: there is no receive ring on this system.
+func RingFrames(cfg *Config, mtu int) int { return 0 }

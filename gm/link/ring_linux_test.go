@@ -515,3 +515,23 @@ func FuzzRxRing(f *testing.F) {
 		}
 	})
 }
+
+// TestRingFrames checks RingFrames against the ring layout by hand: each
+// frame takes its 82-byte packet header plus the frame, 8-byte aligned,
+// after the block's 48-byte descriptor.
+func TestRingFrames(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  *Config
+		mtu  int
+		want int
+	}{
+		{nil, 1500, (131072 - 48) / 1600 * 64},                                    // 81 per block
+		{nil, 9000, (131072 - 48) / 9096 * 64},                                    // 14 per block
+		{&Config{RxBlockSize: 4096, RxBlocks: 1}, 1500, 2 * 2},                    // 2 per page-sized block, at least 2 blocks
+		{&Config{RxBlockSize: 100, RxBlocks: 4}, 9000, 4 * ((12288 - 48) / 9096)}, // grown to hold one frame, page-rounded
+	} {
+		if got := RingFrames(tt.cfg, tt.mtu); got != tt.want {
+			t.Errorf("RingFrames(%+v, %d) = %d, want %d", tt.cfg, tt.mtu, got, tt.want)
+		}
+	}
+}
