@@ -137,7 +137,7 @@ type Event struct {
 	FastLen    int    // bytes of Fast in use (FAST events)
 	Fast       [MaxFastRecvBytes]byte
 
-	ackRS *rxStream // the stream whose requested ack waits for this event to be taken (onData)
+	ackRS *rxStream // the stream whose requested ack waits for this event to be taken (onSeq)
 }
 
 // Stats counts protocol activity (for tests, benchmarks and diagnostics).

@@ -464,106 +464,32 @@ func (rd *rdmaState) lookup(raddr uint64, n uint32) (*region, []byte, bool) {
 	return r, r.buf[o : o+uint64(n)], true
 }
 
-// onRDMA processes a PUT, GET or GOT frame of stream (p, sp, pri). It is
-// onData's counterpart: the same sequencing, session, duplicate,
-// reassembly and ack rules, but the payload goes to registered memory (PUT),
-// becomes a GOT reply (GET) or lands in a get's buffer (GOT), and no event
-// is queued.
-func (e *Engine) onRDMA(now Time, p *peer, sp, pri uint8, frame []byte, h wire.Header) {
-	e.stats.DataReceived++
-	fl := h.Flags()
-	if fl&wire.FlagAckValid != 0 {
-		if s := p.tx[sp][pri]; s != nil && !s.disabled {
-			s.lastHeard = now
-			e.onAckValue(now, s, h.Ack())
-		}
-	}
-	typ := h.Type()
-	sess, seq := h.Session(), h.Seq()
+// rdmaFrame is onSeq's hook for the checks of a PUT, GET or GOT frame h
+// before its stream is looked at. It returns whether the frame is its
+// transfer's first, the segment length it tells (a full segment that is
+// not the last: see onSeq), and false if it is malformed.
+func rdmaFrame(h wire.Header) (start bool, seg uint32, ok bool) {
 	off, plen, msgLen := h.Offset(), uint32(h.PayloadLen()), h.MsgLen()
-	start := off == 0
-	if typ == wire.TypeGet && (!start || plen != wire.RemoteAddrLen) {
-		e.stats.Malformed++
-		return
+	start = off == 0
+	if h.Type() == wire.TypeGet && (!start || plen != wire.RemoteAddrLen) {
+		return false, 0, false
 	}
-	rs := e.rx(p, sp, pri)
-	if !rs.valid || sess != rs.session {
-		if rs.isRetired(sess) {
-			e.stats.StaleDropped++
-			return
-		}
-		if !start || seq != InitialSeq(sess) {
-			e.stats.StaleDropped++
-			e.sendNack(frame, h, wire.NackStaleSession, e.cfg.Port, nil)
-			return
-		}
-		if rs.valid {
-			rs.retire(rs.session)
-		}
-		e.abandon(rs)
-		rs.valid, rs.session, rs.rcvNxt = true, sess, seq
-		rs.ooo.reset()
-		rs.oooAny, rs.dropped, rs.unacked = false, false, 0
+	if plen > 0 && off+plen < msgLen {
+		seg = plen
 	}
-	d := diff(seq, rs.rcvNxt)
-	if d < 0 {
-		e.stats.Duplicates++
-		e.scheduleAck(now, rs, true)
-		return
-	}
-	if d >= maxWindow {
-		e.stats.OutOfWindow++
-		return
-	}
-	if seq != rs.rcvNxt && rs.ooo.get(seq) {
-		e.stats.Duplicates++
-		e.scheduleAck(now, rs, true) // as onData: a timeout's probe may be one
-		return
-	}
-	var m *rxMsg
-	for i := 0; i < rs.mLen; i++ {
-		x := &rs.msgs[(rs.mHead+i)%rxMsgs]
-		if uint32(diff(seq, x.start)) < x.nseg {
-			m = x
-			break
-		}
-	}
-	if m == nil {
-		next := rs.rcvNxt
-		if rs.mLen > 0 {
-			last := &rs.msgs[(rs.mHead+rs.mLen-1)%rxMsgs]
-			next = last.start + last.nseg
-		}
-		startSeq := seq
-		if !start && plen > 0 && off%plen == 0 && off+plen < msgLen {
-			// The transfer's first frame is missing; a full segment that
-			// is not the last tells the segment length, hence the start.
-			startSeq = seq - off/plen
-		}
-		if startSeq != next || (!start && startSeq == seq) || rs.mLen == rxMsgs {
-			e.stats.OutOfWindow++
-			if startSeq != next && rs.lastNackSeq == next && (rs.lastNackReason == wire.NackNoBuffer || rs.lastNackReason == wire.NackRejected) {
-				// After a refused transfer: the sender rewinds anyway; a
-				// retransmission means the nack may have been lost.
-				if fl&wire.FlagRetransmit != 0 {
-					e.sendNackSeq(frame, h, rs.lastNackReason, e.cfg.Port, rs, next)
-				}
-				return
-			}
-			if !rs.dropped {
-				e.trace(now, trDropGoBack, p.node, sp, pri, InitialSeq(rs.session), seq, rs.rcvNxt, 0, 0, 0)
-			}
-			rs.dropped = true
-			e.scheduleAck(now, rs, true)
-			return
-		}
-		if m = e.rdmaNewMsg(rs, frame, h, startSeq); m == nil {
-			return
-		}
-	}
+	return start, seg, true
+}
+
+// rdmaPlace is onSeq's hook for a PUT, GET or GOT frame (h, seq) of
+// transfer m of rs, which start tells whether it is the first of: the
+// payload goes to registered memory (PUT) or to a get's buffer (GOT); a
+// GET carries no data (rdmaNewMsg made its reply). It reports false if
+// the frame is malformed or must wait.
+func (e *Engine) rdmaPlace(now Time, rs *rxStream, m *rxMsg, seq uint32, h wire.Header, start bool) bool {
+	typ := h.Type()
 	if m.kind != typ {
 		e.stats.Malformed++
-		return
+		return false
 	}
 	x := &e.rdma.rx[m.slot]
 	if typ == wire.TypePut && e.putBlocked(rs, m) {
@@ -571,57 +497,29 @@ func (e *Engine) onRDMA(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 		// the same bytes: this frame must not land first. Dropped as if
 		// lost; the sender resends it.
 		e.stats.OutOfWindow++
-		return
+		return false
 	}
-	k := uint32(diff(seq, m.start))
-	if typ != wire.TypeGet {
-		o := k * m.segLen
-		want := min(m.msgLen-o, m.segLen)
-		if off != o || plen != want || msgLen != m.msgLen || h.RemoteAddr() != x.raddr || start != (k == 0) {
-			e.stats.Malformed++
-			return
+	if typ == wire.TypeGet {
+		return true
+	}
+	plen := uint32(h.PayloadLen())
+	o, ok := m.fits(seq, h, plen, start)
+	if !ok || h.RemoteAddr() != x.raddr {
+		e.stats.Malformed++
+		return false
+	}
+	switch {
+	case x.op != nil:
+		if !x.op.dead {
+			copy(x.dst[o:o+plen], h.Payload())
+			x.op.since = now
 		}
-		switch {
-		case x.op != nil:
-			if !x.op.dead {
-				copy(x.dst[o:o+plen], h.Payload())
-				x.op.since = now
-			}
-		case x.reg != nil:
-			if x.reg.live {
-				copy(x.dst[o:o+plen], h.Payload())
-			}
+	case x.reg != nil:
+		if x.reg.live {
+			copy(x.dst[o:o+plen], h.Payload())
 		}
 	}
-	if seq == rs.rcvNxt {
-		rs.rcvNxt++
-		for rs.oooAny && rs.ooo.get(rs.rcvNxt) {
-			rs.ooo.clr(rs.rcvNxt)
-			rs.rcvNxt++
-		}
-		if rs.oooAny && diff(rs.rcvNxt, rs.oooHi) >= 0 {
-			rs.oooAny = false
-		}
-	} else {
-		rs.ooo.set(seq)
-		if !rs.oooAny || diff(seq+1, rs.oooHi) > 0 {
-			rs.oooHi = seq + 1
-		}
-		rs.oooAny = true
-	}
-	rs.unacked++
-	immediate := fl&wire.FlagAckRequest != 0 || rs.unacked >= e.cfg.AckEvery
-	for rs.mLen > 0 {
-		x := &rs.msgs[rs.mHead]
-		if diff(rs.rcvNxt, x.start+x.nseg) < 0 {
-			break
-		}
-		e.deliver(rs, x)
-		rs.mHead = (rs.mHead + 1) % rxMsgs
-		rs.mLen--
-		immediate = immediate || rs.dropped
-	}
-	e.scheduleAck(now, rs, immediate)
+	return true
 }
 
 // putBlocked reports whether an earlier PUT transfer of rs, still
@@ -645,10 +543,10 @@ func (e *Engine) putBlocked(rs *rxStream, m *rxMsg) bool {
 	return false
 }
 
-// rdmaNewMsg starts receiving the transfer that starts at startSeq, of
-// which (frame, h) is a frame: it checks the access (refusing it with a
-// NACK) and binds the transfer to its memory. It returns nil if the frame
-// is refused or malformed.
+// rdmaNewMsg is onSeq's hook for the first frame to arrive of a transfer:
+// (frame, h) is a frame of the transfer that starts at startSeq. It checks
+// the access (refusing the transfer with a NACK) and binds the transfer to
+// its memory. It returns nil if the frame is refused or malformed.
 func (e *Engine) rdmaNewMsg(rs *rxStream, frame []byte, h wire.Header, startSeq uint32) *rxMsg {
 	rd := e.rd()
 	typ, msgLen, plen, raddr := h.Type(), h.MsgLen(), uint32(h.PayloadLen()), h.RemoteAddr()

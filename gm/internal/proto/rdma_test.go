@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/ethergm/ethergm/wire"
 )
 
 // rdmaPair returns a (node 1, port 2) and b (node 2, port 4) on n; b has a
@@ -571,5 +573,38 @@ func TestGetsBehindLostGet(t *testing.T) {
 		if c.id > 0 && !bytes.Equal(bufs[c.id-1], mem[(c.id-1)*1000:c.id*1000]) {
 			t.Fatalf("get %d differs", c.id)
 		}
+	}
+}
+
+// TestDataFrameInTransfer: a DATA frame whose sequence number falls in a
+// PUT transfer being received (with every other field matching, even the
+// size byte a transfer's record holds) is malformed: it must neither land
+// in a pool buffer nor complete the transfer.
+func TestDataFrameInTransfer(t *testing.T) {
+	n := newSimnet(t, 9)
+	_, b, mem, ptr := rdmaPair(t, n, 1000, true)
+	orig := bytes.Clone(mem)
+	const sess = 0x1234567
+	seq := InitialSeq(sess)
+	src := pattern(150, 5)
+	frame := func(typ wire.Type, seq, off, plen uint32, size uint8, raddr uint64) []byte {
+		h := wire.HeaderFields{Type: typ, TargetPort: 4, SourcePort: 2, TargetNode: 2, SourceNode: 1,
+			Session: sess, Seq: seq, MsgLen: 150, Offset: off, Size: size, RemoteAddr: raddr}
+		return wire.AppendFrame(nil, mac(2), mac(1), b.cfg.EtherType, &h, src[off:off+plen])
+	}
+	b.Input(n.now, frame(wire.TypePut, seq, 0, 92, 0, ptr))
+	b.Input(n.now, frame(wire.TypeDataLast, seq+1, 92, 58, 0xFF, 0))
+	if st := b.Stats(); st.Malformed != 1 {
+		t.Fatalf("malformed %d, want 1", st.Malformed)
+	}
+	if !bytes.Equal(mem[92:], orig[92:]) || !bytes.Equal(mem[:92], src[:92]) {
+		t.Fatal("target memory: the DATA frame landed or the PUT's first frame did not")
+	}
+	b.Input(n.now, frame(wire.TypePut, seq+1, 92, 58, 0, ptr))
+	if !bytes.Equal(mem[:150], src) || !bytes.Equal(mem[150:], orig[150:]) {
+		t.Fatal("target memory differs from the put")
+	}
+	if st := b.Stats(); st.Malformed != 1 || st.DataReceived != 3 {
+		t.Fatalf("stats %+v", st)
 	}
 }

@@ -46,10 +46,9 @@ func (e *Engine) Input(now Time, frame []byte) {
 		if s := p.tx[sp][pri]; s != nil && s.session == h.Session() {
 			e.onNack(now, s, h)
 		}
-	case wire.TypeData, wire.TypeDataFirst, wire.TypeDataMiddle, wire.TypeDataLast:
-		e.onData(now, p, sp, pri, frame, h)
-	case wire.TypePut, wire.TypeGet, wire.TypeGot:
-		e.onRDMA(now, p, sp, pri, frame, h) // rdma.go
+	case wire.TypeData, wire.TypeDataFirst, wire.TypeDataMiddle, wire.TypeDataLast,
+		wire.TypePut, wire.TypeGet, wire.TypeGot: // rdma.go
+		e.onSeq(now, p, sp, pri, frame, h)
 	}
 }
 
@@ -101,7 +100,18 @@ func (e *Engine) scheduleAck(now Time, rs *rxStream, immediate bool) {
 	}
 }
 
-func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.Header) {
+// onSeq processes a frame of the sequence of stream (p, sp, pri): a
+// message's (DATA, DATA_FIRST, DATA_MIDDLE, DATA_LAST) or a remote memory
+// transfer's (PUT, GET, GOT; see rdma.go). Both obey the stream's rules,
+// which live here once: the piggybacked ack, sessions, duplicates (each
+// answered at once), the window, out-of-order frames (the selective ack
+// bitmap), the frame's place among the messages being reassembled, the
+// go-back and the repeated refusal, completion and the ack. What depends on
+// the type is behind hooks: rdmaFrame (a transfer frame's checks), binding
+// a new message to a pool buffer or to memory (dataNewMsg, rdmaNewMsg),
+// placing the payload (a message's here, rdmaPlace) and completing it
+// (deliver: a receive event for a message, none for a transfer).
+func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.Header) {
 	e.stats.DataReceived++
 	fl := h.Flags()
 	if fl&wire.FlagAckValid != 0 {
@@ -110,9 +120,19 @@ func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 			e.onAckValue(now, s, h.Ack())
 		}
 	}
-	rs := e.rx(p, sp, pri)
-	sess, seq, typ := h.Session(), h.Seq(), h.Type()
+	typ, sess, seq := h.Type(), h.Session(), h.Seq()
+	rdma := !typ.IsData() // PUT, GET or GOT
+	// start tells whether the frame is the first of its message.
 	start := typ == wire.TypeData || typ == wire.TypeDataFirst
+	var rseg uint32
+	if rdma {
+		var ok bool
+		if start, rseg, ok = rdmaFrame(h); !ok {
+			e.stats.Malformed++
+			return
+		}
+	}
+	rs := e.rx(p, sp, pri)
 	if !rs.valid || sess != rs.session {
 		if rs.isRetired(sess) {
 			e.stats.StaleDropped++
@@ -151,7 +171,6 @@ func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 		e.scheduleAck(now, rs, true)
 		return
 	}
-	plen := uint32(h.PayloadLen())
 	var m *rxMsg
 	for i := 0; i < rs.mLen; i++ {
 		x := &rs.msgs[(rs.mHead+i)%rxMsgs]
@@ -166,11 +185,18 @@ func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 			last := &rs.msgs[(rs.mHead+rs.mLen-1)%rxMsgs]
 			next = last.start + last.nseg
 		}
+		// The segment length (if known) from which a later frame locates
+		// the start of a message whose first frame is missing: the
+		// stream's for a message, the frame's for a transfer.
+		seg := rs.segLen
+		if rdma {
+			seg = rseg
+		}
 		startSeq := seq
-		if !start && rs.segLen > 0 && h.Offset()%rs.segLen == 0 {
+		if !start && seg > 0 && h.Offset()%seg == 0 {
 			// The message's first frame is missing; its place follows
-			// from the offset and the stream's segment length.
-			startSeq = seq - h.Offset()/rs.segLen
+			// from the offset and the segment length.
+			startSeq = seq - h.Offset()/seg
 		}
 		if startSeq != next || (!start && startSeq == seq) || rs.mLen == rxMsgs {
 			e.stats.OutOfWindow++
@@ -194,74 +220,36 @@ func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 			e.scheduleAck(now, rs, true)
 			return
 		}
-		size, msgLen := h.Size(), h.MsgLen()
-		if !e.pools.Acceptable(pri, size) || msgLen > uint32(token.MaxLengthForSize(size)) {
-			e.sendNackSeq(frame, h, wire.NackRejected, e.cfg.Port, rs, startSeq)
-			return
-		}
-		slot, ok := e.pools.Take(pri, size)
-		if !ok {
-			// Every frame of the message is refused, but one nack per
-			// round is enough: the sender rewinds on the first and then
-			// probes with the first frame, whose refusal is always
-			// answered, as is a retransmission (a timeout's probe, sent
-			// if the nack was lost).
-			if start || fl&wire.FlagRetransmit != 0 || rs.lastNackSeq != startSeq || rs.lastNackReason != wire.NackNoBuffer {
-				e.sendNackSeq(frame, h, wire.NackNoBuffer, e.cfg.Port, rs, startSeq)
-			}
-			return
-		}
-		if int(msgLen) > len(e.pools.Buffer(slot).Buf) {
-			e.pools.Return(slot)
-			e.sendNackSeq(frame, h, wire.NackRejected, e.cfg.Port, rs, startSeq)
-			return
-		}
-		var nseg, segLen uint32
-		if !start {
-			segLen = rs.segLen
-			nseg = (msgLen + segLen - 1) / segLen
-			if nseg < 2 {
-				e.pools.Return(slot)
-				e.stats.Malformed++
-				return
-			}
-		} else if typ == wire.TypeData {
-			if plen != msgLen {
-				e.pools.Return(slot)
-				e.stats.Malformed++
-				return
-			}
-			nseg, segLen = 1, plen
+		if rdma {
+			m = e.rdmaNewMsg(rs, frame, h, startSeq)
 		} else {
-			if plen == 0 || plen >= msgLen {
-				e.pools.Return(slot)
-				e.stats.Malformed++
-				return
-			}
-			segLen = plen
-			nseg = (msgLen + plen - 1) / plen
+			m = e.dataNewMsg(rs, frame, h, startSeq)
 		}
-		m = &rs.msgs[(rs.mHead+rs.mLen)%rxMsgs]
-		rs.mLen++
-		m.slot, m.start, m.nseg, m.segLen, m.msgLen, m.size, m.fastLen = slot, startSeq, nseg, segLen, msgLen, size, -1
+		if m == nil {
+			return
+		}
 	}
-	k := uint32(diff(seq, m.start))
-	off := k * m.segLen
-	want := m.msgLen - off
-	if want > m.segLen {
-		want = m.segLen
-	}
-	if h.Offset() != off || plen != want || h.MsgLen() != m.msgLen || h.Size() != m.size || start != (k == 0) {
-		e.stats.Malformed++
-		return
-	}
-	if typ == wire.TypeDataFirst || typ == wire.TypeDataMiddle {
-		rs.segLen = plen
-	}
-	if m.nseg == 1 && m.msgLen <= MaxFastRecvBytes {
-		m.fastLen = copy(m.fast[:], h.Payload())
+	if rdma {
+		if !e.rdmaPlace(now, rs, m, seq, h, start) {
+			return
+		}
 	} else {
-		copy(e.pools.Buffer(m.slot).Buf[off:off+plen], h.Payload())
+		// A message's payload goes to its buffer, or for a short message
+		// of one frame to the copy its event carries.
+		plen := uint32(h.PayloadLen())
+		off, ok := m.fits(seq, h, plen, start)
+		if !ok || m.kind != 0 || h.Size() != m.size {
+			e.stats.Malformed++
+			return
+		}
+		if typ == wire.TypeDataFirst || typ == wire.TypeDataMiddle {
+			rs.segLen = plen
+		}
+		if m.nseg == 1 && m.msgLen <= MaxFastRecvBytes {
+			m.fastLen = copy(m.fast[:], h.Payload())
+		} else {
+			copy(e.pools.Buffer(m.slot).Buf[off:off+plen], h.Payload())
+		}
 	}
 	if seq == rs.rcvNxt {
 		rs.rcvNxt++
@@ -293,19 +281,91 @@ func (e *Engine) onData(now Time, p *peer, sp, pri uint8, frame []byte, h wire.H
 		immediate = immediate || rs.dropped
 	}
 	if fl&wire.FlagAckRequest != 0 {
-		if last != nil && !immediate {
+		if !rdma && last != nil && !immediate {
 			// The frame completed a message, whose sender asks for the
 			// ack to complete its send. The ack waits until the
 			// application has taken the message (see PopEvent): if it
 			// answers at once, the answer carries the ack, and the round
 			// trip is one frame shorter. It still goes out within
-			// AckDelay.
+			// AckDelay. (A transfer's sender gets its ack at once.)
 			last.ackRS = rs
 		} else {
 			immediate = true
 		}
 	}
 	e.scheduleAck(now, rs, immediate)
+}
+
+// fits reports whether the frame h, sequence number seq, agrees with m:
+// its offset, payload length plen and message length, and whether it is
+// the message's first frame (start), follow from its place in m. It also
+// returns the offset.
+func (m *rxMsg) fits(seq uint32, h wire.Header, plen uint32, start bool) (uint32, bool) {
+	k := uint32(diff(seq, m.start))
+	off := k * m.segLen
+	want := min(m.msgLen-off, m.segLen)
+	return off, h.Offset() == off && plen == want && h.MsgLen() == m.msgLen && start == (k == 0)
+}
+
+// dataNewMsg is onSeq's hook for the first frame to arrive of a message:
+// (frame, h) is a frame of the message that starts at startSeq. It takes
+// a buffer of the message's size class from the pools (refusing the
+// message with a NACK if none is free, or if none can hold it) and returns
+// the message, or nil if the frame is refused or malformed.
+func (e *Engine) dataNewMsg(rs *rxStream, frame []byte, h wire.Header, startSeq uint32) *rxMsg {
+	typ, plen, size, msgLen := h.Type(), uint32(h.PayloadLen()), h.Size(), h.MsgLen()
+	start := typ == wire.TypeData || typ == wire.TypeDataFirst
+	if !e.pools.Acceptable(rs.pri, size) || msgLen > uint32(token.MaxLengthForSize(size)) {
+		e.sendNackSeq(frame, h, wire.NackRejected, e.cfg.Port, rs, startSeq)
+		return nil
+	}
+	slot, ok := e.pools.Take(rs.pri, size)
+	if !ok {
+		// Every frame of the message is refused, but one nack per round
+		// is enough: the sender rewinds on the first and then probes
+		// with the first frame, whose refusal is always answered, as is
+		// a retransmission (a timeout's probe, sent if the nack was
+		// lost).
+		if start || h.Flags()&wire.FlagRetransmit != 0 || rs.lastNackSeq != startSeq || rs.lastNackReason != wire.NackNoBuffer {
+			e.sendNackSeq(frame, h, wire.NackNoBuffer, e.cfg.Port, rs, startSeq)
+		}
+		return nil
+	}
+	if int(msgLen) > len(e.pools.Buffer(slot).Buf) {
+		e.pools.Return(slot)
+		e.sendNackSeq(frame, h, wire.NackRejected, e.cfg.Port, rs, startSeq)
+		return nil
+	}
+	var nseg, segLen uint32
+	switch {
+	case !start:
+		segLen = rs.segLen
+		nseg = (msgLen + segLen - 1) / segLen
+		if nseg < 2 {
+			e.pools.Return(slot)
+			e.stats.Malformed++
+			return nil
+		}
+	case typ == wire.TypeData:
+		if plen != msgLen {
+			e.pools.Return(slot)
+			e.stats.Malformed++
+			return nil
+		}
+		nseg, segLen = 1, plen
+	default:
+		if plen == 0 || plen >= msgLen {
+			e.pools.Return(slot)
+			e.stats.Malformed++
+			return nil
+		}
+		segLen = plen
+		nseg = (msgLen + plen - 1) / plen
+	}
+	m := &rs.msgs[(rs.mHead+rs.mLen)%rxMsgs]
+	rs.mLen++
+	m.slot, m.start, m.nseg, m.segLen, m.msgLen, m.size, m.fastLen = slot, startSeq, nseg, segLen, msgLen, size, -1
+	return m
 }
 
 // deliver queues the receive event of message m of rs and returns it (nil
