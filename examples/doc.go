@@ -1,9 +1,14 @@
-// Package examples holds small EtherGM programs that mirror GM's
-// gm_simple_example_send and gm_simple_example_recv; see simple_send and
-// simple_recv. The package itself only carries their netns test.
+// Package examples holds small EtherGM programs: simple_send and
+// simple_recv mirror GM's gm_simple_example_send and
+// gm_simple_example_recv; put_get shows remote memory access (a buffer
+// registered and exposed by a server, written with Put and read back with
+// Get by a client). The package itself only carries their netns tests.
 //
 // Run them on two hosts that share a node map (docs/GM-API.md):
 //
 //	host1$ simple_recv -port 4
 //	host0$ simple_send -to host1 -port 4 "hello"
+//
+//	host1$ put_get -serve
+//	host0$ put_get -to host1 -bytes 100000
 package examples

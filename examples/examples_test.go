@@ -23,18 +23,7 @@ func TestIntegrationSimpleExample(t *testing.T) {
 			t.Fatalf("build %s: %v\n%s", name, err, out)
 		}
 	}
-	var entries []gm.MapEntry
-	for i, h := range c.Hosts {
-		entries = append(entries, gm.MapEntry{ID: gm.NodeID(i + 1), Host: h.Name, MACs: [][6]byte{[6]byte(h.MACs[0])}})
-	}
-	m, err := gm.NewNodeMap(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapFile := filepath.Join(t.TempDir(), "map")
-	if err := os.WriteFile(mapFile, m.Format(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mapFile := writeMap(t, c)
 	h0, h1 := c.Hosts[0], c.Hosts[1]
 	recv, err := h1.Start(filepath.Join(bin, "simple_recv"), "-host", h1.Name, "-state", h1.Dir, "-map", mapFile, "-timeout", "20s")
 	if err != nil {
@@ -64,4 +53,61 @@ func TestIntegrationSimpleExample(t *testing.T) {
 		t.Fatalf("receiver output: %s", recv.Output())
 	}
 	t.Logf("sender:\n%sreceiver:\n%s", out, recv.Output())
+}
+
+// TestIntegrationPutGet runs put_get's server and client as processes on
+// two hosts: a 40000-byte put into the server's registered buffer, a get
+// of it back, and the server's check of its memory.
+func TestIntegrationPutGet(t *testing.T) {
+	c := netns.New(t, netns.Options{Hosts: 2})
+	bin := t.TempDir()
+	prog := filepath.Join(bin, "put_get")
+	if out, err := exec.Command("go", "build", "-o", prog, "./put_get").CombinedOutput(); err != nil {
+		t.Fatalf("build put_get: %v\n%s", err, out)
+	}
+	mapFile := writeMap(t, c)
+	h0, h1 := c.Hosts[0], c.Hosts[1]
+	srv, err := h1.Start(prog, "-serve", "-host", h1.Name, "-state", h1.Dir, "-map", mapFile, "-timeout", "20s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(srv.Output(), "remote access allowed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("server not ready: %s", srv.Output())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out, err := h0.Run(prog, "-to", h1.Name, "-host", h0.Name, "-state", h0.Dir, "-map", mapFile, "-timeout", "10s", "-bytes", "40000")
+	if err != nil {
+		t.Fatalf("client: %v\n%s\nserver: %s", err, out, srv.Output())
+	}
+	if !strings.Contains(out, "got them back, identical") || !strings.Contains(out, `server says "ok"`) {
+		t.Fatalf("client output: %s", out)
+	}
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("server: %v\n%s", err, srv.Output())
+	}
+	if !strings.Contains(srv.Output(), "put 40000 bytes without an event; checked: ok") {
+		t.Fatalf("server output: %s", srv.Output())
+	}
+}
+
+// writeMap writes a node map of c's hosts (node id = index + 1, first MAC).
+func writeMap(t *testing.T, c *netns.Cluster) string {
+	t.Helper()
+	var entries []gm.MapEntry
+	for i, h := range c.Hosts {
+		entries = append(entries, gm.MapEntry{ID: gm.NodeID(i + 1), Host: h.Name, MACs: [][6]byte{[6]byte(h.MACs[0])}})
+	}
+	m, err := gm.NewNodeMap(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "map")
+	if err := os.WriteFile(path, m.Format(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
