@@ -48,7 +48,7 @@ func streamProcs(b *testing.B, mtu int) {
 	m := writeMap(b, c)
 	const msgLen = 1 << 20
 	start := func(h *netns.Host, cpu int, role string, peer, n int) (*exec.Cmd, *bufio.Scanner) {
-		cmd := h.Command("taskset", "-c", strconv.Itoa(cpu), os.Args[0], "-test.run=^TestStreamHelper$", "-test.count=1")
+		cmd := h.Command("taskset", "-c", strconv.Itoa(cpu), os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(),
 			envRole+"="+role, envHost+"="+h.Name, envState+"="+h.Dir, envMap+"="+m, envIface+"="+h.Ifaces[0],
 			envPeer+"="+strconv.Itoa(peer), envLen+"="+strconv.Itoa(msgLen), envCount+"="+strconv.Itoa(n),
@@ -95,17 +95,27 @@ func streamProcs(b *testing.B, mtu int) {
 	b.ReportMetric(recvCPU/mib*1e6, "recv-cpu-us/MiB")
 }
 
-// TestStreamHelper is the sender or receiver process of
-// BenchmarkStreamProcs; it does nothing in a normal test run.
-func TestStreamHelper(t *testing.T) {
-	role := os.Getenv(envRole)
-	if role == "" {
-		t.Skip("helper process of BenchmarkStreamProcs")
+// TestMain runs the test binary as a sender or receiver process of
+// BenchmarkStreamProcs when the environment names a role, and the tests
+// otherwise.
+func TestMain(m *testing.M) {
+	if role := os.Getenv(envRole); role != "" {
+		if err := streamHelper(role); err != nil {
+			fmt.Fprintln(os.Stderr, "stream helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
+	os.Exit(m.Run())
+}
+
+// streamHelper is one side of BenchmarkStreamProcs: role "send" or "recv".
+func streamHelper(role string) error {
+	var bad error
 	atoi := func(k string) int {
 		v, err := strconv.Atoi(os.Getenv(k))
-		if err != nil {
-			t.Fatalf("%s: %v", k, err)
+		if err != nil && bad == nil {
+			bad = fmt.Errorf("%s: %v", k, err)
 		}
 		return v
 	}
@@ -113,9 +123,12 @@ func TestStreamHelper(t *testing.T) {
 		Host: os.Getenv(envHost), StateDir: os.Getenv(envState), MapFile: os.Getenv(envMap),
 		ProgressTimeout: time.Minute, LivenessTimeout: time.Minute, Window: atoi(envWindow),
 	}
+	if bad != nil {
+		return bad
+	}
 	p, err := gm.Open(os.Getenv(envIface), 2, "stream", cfg)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer p.Close()
 	msgLen, n, peer := atoi(envLen), atoi(envCount), gm.NodeID(atoi(envPeer))
@@ -137,7 +150,7 @@ func TestStreamHelper(t *testing.T) {
 	if role == "recv" {
 		for i := 0; i < 64; i++ {
 			if err := p.ProvideReceiveBuffer(make([]byte, msgLen), size, gm.LowPriority, 0); err != nil {
-				t.Fatal(err)
+				return err
 			}
 		}
 		fmt.Println("ready")
@@ -160,7 +173,7 @@ func TestStreamHelper(t *testing.T) {
 		if os.Getenv("GM_STREAM_DEBUG") != "" {
 			fmt.Fprintln(os.Stderr, strings.TrimSpace(p.DebugState()))
 		}
-		return
+		return nil
 	}
 	msg := make([]byte, msgLen)
 	var done, failed atomic.Int64
@@ -170,14 +183,14 @@ func TestStreamHelper(t *testing.T) {
 			failed.Add(1)
 		}
 	})
-	send := func() {
+	send := func() error {
 		for {
 			err := p.SendToPeerWithCallback(msg, size, msgLen, gm.LowPriority, peer, cb, nil)
 			if err == nil {
-				return
+				return nil
 			}
 			if !errors.Is(err, gm.ErrNoSendToken) {
-				t.Fatal(err)
+				return err
 			}
 			if e := p.Receive(); e.Type != gm.NoRecvEvent {
 				p.Unknown(e)
@@ -185,14 +198,18 @@ func TestStreamHelper(t *testing.T) {
 		}
 	}
 	for i := 0; i < warm; i++ {
-		send()
+		if err := send(); err != nil {
+			return err
+		}
 	}
 	for done.Load() < warm {
 		p.Unknown(p.Receive())
 	}
 	mark()
 	for i := 0; i < n; i++ {
-		send()
+		if err := send(); err != nil {
+			return err
+		}
 	}
 	for done.Load() < int64(n+warm) {
 		if e := p.Receive(); e.Type != gm.NoRecvEvent {
@@ -200,10 +217,11 @@ func TestStreamHelper(t *testing.T) {
 		}
 	}
 	report()
-	if failed.Load() > 0 {
-		t.Fatalf("%d sends failed", failed.Load())
-	}
 	if os.Getenv("GM_STREAM_DEBUG") != "" {
 		fmt.Fprintln(os.Stderr, strings.TrimSpace(p.DebugState()))
 	}
+	if failed.Load() > 0 {
+		return fmt.Errorf("%d sends failed", failed.Load())
+	}
+	return nil
 }
