@@ -1,15 +1,14 @@
 package examples_test
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/tests/netns/gmmap"
 )
 
 // TestIntegrationSimpleExample builds simple_send and simple_recv and runs
@@ -94,19 +93,11 @@ func TestIntegrationPutGet(t *testing.T) {
 	}
 }
 
-// writeMap writes a node map of c's hosts (node id = index + 1, first MAC).
+// writeMap writes the node map of c's hosts (node id = index + 1).
 func writeMap(t *testing.T, c *netns.Cluster) string {
 	t.Helper()
-	var entries []gm.MapEntry
-	for i, h := range c.Hosts {
-		entries = append(entries, gm.MapEntry{ID: gm.NodeID(i + 1), Host: h.Name, MACs: [][6]byte{[6]byte(h.MACs[0])}})
-	}
-	m, err := gm.NewNodeMap(entries)
+	path, err := gmmap.WriteInto(c)
 	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "map")
-	if err := os.WriteFile(path, m.Format(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

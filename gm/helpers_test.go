@@ -3,7 +3,6 @@ package gm_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -11,26 +10,15 @@ import (
 
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/tests/netns/gmmap"
 )
 
 // writeMap writes a node map for the cluster's hosts (node id = index+1)
 // and returns its path.
 func writeMap(t testing.TB, c *netns.Cluster) string {
 	t.Helper()
-	var entries []gm.MapEntry
-	for i, h := range c.Hosts {
-		e := gm.MapEntry{ID: gm.NodeID(i + 1), Host: h.Name}
-		for _, m := range h.MACs {
-			e.MACs = append(e.MACs, [6]byte(m))
-		}
-		entries = append(entries, e)
-	}
-	m, err := gm.NewNodeMap(entries)
+	path, err := gmmap.Write(c, filepath.Join(t.TempDir(), "map"))
 	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "map")
-	if err := os.WriteFile(path, m.Format(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

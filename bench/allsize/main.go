@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/tests/netns/gmmap"
 )
 
 // config holds the command-line settings.
@@ -180,16 +180,7 @@ func (b *bench) newPath(mtu int) (*path, error) {
 		return nil, err
 	}
 	p := &path{mtu: mtu, cl: cl, client: cl.Hosts[0], server: cl.Hosts[1]}
-	var entries []gm.MapEntry
-	for i, h := range cl.Hosts {
-		entries = append(entries, gm.MapEntry{ID: gm.NodeID(i + 1), Host: h.Name, MACs: [][6]byte{[6]byte(h.MACs[0])}})
-	}
-	m, err := gm.NewNodeMap(entries)
-	if err == nil {
-		p.mapFile = filepath.Join(cl.Dir, "map")
-		err = os.WriteFile(p.mapFile, m.Format(), 0o644)
-	}
-	if err != nil {
+	if p.mapFile, err = gmmap.WriteInto(cl); err != nil {
 		cl.Close()
 		return nil, err
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/tests/netns/gmmap"
 )
 
 // gmDemo runs the GM part of the demo: the shared node map, gm_allsize
@@ -23,7 +23,7 @@ func gmDemo(c *netns.Cluster, bin string) error {
 	}
 	defer cleanup()
 
-	mapPath, err := writeNodeMap(c)
+	mapPath, err := gmmap.WriteInto(c)
 	if err != nil {
 		return err
 	}
@@ -112,24 +112,6 @@ func ifaceCounters(h *netns.Host) ([2][2]uint64, error) {
 		}
 	}
 	return c, nil
-}
-
-// writeNodeMap writes a node map naming every host of c (node id = index+1).
-func writeNodeMap(c *netns.Cluster) (string, error) {
-	var entries []gm.MapEntry
-	for i, h := range c.Hosts {
-		e := gm.MapEntry{ID: gm.NodeID(i + 1), Host: h.Name}
-		for _, m := range h.MACs {
-			e.MACs = append(e.MACs, [6]byte(m))
-		}
-		entries = append(entries, e)
-	}
-	m, err := gm.NewNodeMap(entries)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(c.Dir, "map")
-	return path, os.WriteFile(path, m.Format(), 0o644)
 }
 
 // allsizeBinary returns the path of gm_allsize: from dir if given, else

@@ -25,6 +25,7 @@ import (
 	"github.com/ethergm/ethergm/cmd/gm_allsize/report"
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/tests/netns/gmmap"
 	"github.com/ethergm/ethergm/tests/netns/relay"
 	"github.com/ethergm/ethergm/wire"
 )
@@ -65,20 +66,8 @@ func TestMain(m *testing.M) {
 // writeMap writes the node map of c (node id = host index + 1).
 func writeMap(t *testing.T, c *netns.Cluster) string {
 	t.Helper()
-	var entries []gm.MapEntry
-	for i, h := range c.Hosts {
-		e := gm.MapEntry{ID: gm.NodeID(i + 1), Host: h.Name}
-		for _, m := range h.MACs {
-			e.MACs = append(e.MACs, [6]byte(m))
-		}
-		entries = append(entries, e)
-	}
-	m, err := gm.NewNodeMap(entries)
+	path, err := gmmap.WriteInto(c)
 	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(c.Dir, "map")
-	if err := os.WriteFile(path, m.Format(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

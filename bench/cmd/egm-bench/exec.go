@@ -3,14 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/ethergm/ethergm/bench/internal/runner"
-	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/tests/netns/gmmap"
 	"github.com/ethergm/ethergm/tests/netns/relay"
 )
 
@@ -48,19 +46,11 @@ type pair struct {
 // newPair wraps a cluster and writes its GM node map into the cluster's
 // directory.
 func newPair(cl *netns.Cluster) (*pair, error) {
-	var entries []gm.MapEntry
-	for i, h := range cl.Hosts {
-		entries = append(entries, gm.MapEntry{ID: gm.NodeID(i + 1), Host: h.Name, MACs: [][6]byte{[6]byte(h.MACs[0])}})
-	}
-	m, err := gm.NewNodeMap(entries)
+	mapFile, err := gmmap.WriteInto(cl)
 	if err != nil {
 		return nil, err
 	}
-	p := &pair{cl: cl, client: cl.Hosts[0], server: cl.Hosts[1], mapFile: filepath.Join(cl.Dir, "gm.map")}
-	if err := os.WriteFile(p.mapFile, m.Format(), 0o644); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return &pair{cl: cl, client: cl.Hosts[0], server: cl.Hosts[1], mapFile: mapFile}, nil
 }
 
 // openNets builds the networks the selected measurements need. The
