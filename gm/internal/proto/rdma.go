@@ -561,7 +561,7 @@ func (e *Engine) rdmaNewMsg(rs *rxStream, frame []byte, h wire.Header, startSeq 
 		return nil
 	default:
 		segLen = plen
-		nseg = (msgLen + plen - 1) / plen
+		nseg = uint32((uint64(msgLen) + uint64(plen) - 1) / uint64(plen)) // no wrap near 2^32
 	}
 	x := rdmaRx{raddr: raddr, got: -1}
 	switch typ {

@@ -304,7 +304,7 @@ func (m *rxMsg) fits(seq uint32, h wire.Header, plen uint32, start bool) (uint32
 	k := uint32(diff(seq, m.start))
 	off := k * m.segLen
 	want := min(m.msgLen-off, m.segLen)
-	return off, h.Offset() == off && plen == want && h.MsgLen() == m.msgLen && start == (k == 0)
+	return off, k < m.nseg && h.Offset() == off && plen == want && h.MsgLen() == m.msgLen && start == (k == 0)
 }
 
 // dataNewMsg is onSeq's hook for the first frame to arrive of a message:
