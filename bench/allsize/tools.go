@@ -99,21 +99,11 @@ func (b *bench) netpipe(p *path, rep int) ([]Sample, error) {
 	}
 	defer b.stopServer(srv, syscall.SIGTERM)
 	out := filepath.Join(b.dir, fmt.Sprintf("np-mtu%d-rep%d.out", p.mtu, rep))
-	var lastErr error
-	for try := 0; try < 20; try++ { // the server may not listen yet
-		time.Sleep(100 * time.Millisecond)
-		_, lastErr = b.runClient(p, 3*time.Minute, "NPtcp", append([]string{"-h", p.server.Addrs[0].String(), "-o", out}, args...)...)
-		if lastErr == nil {
-			break
-		}
-		select {
-		case <-srv.Done():
-			return nil, fmt.Errorf("NPtcp server exited: %v", lastErr)
-		default:
-		}
-	}
-	if lastErr != nil {
-		return nil, lastErr
+	if err := runner.RetryClient(srv, func() error {
+		_, err := b.runClient(p, 3*time.Minute, "NPtcp", append([]string{"-h", p.server.Addrs[0].String(), "-o", out}, args...)...)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("NPtcp: %w", err)
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ethergm/ethergm/bench/internal/ctl"
 	"github.com/ethergm/ethergm/bench/internal/result"
+	"github.com/ethergm/ethergm/bench/internal/runner"
 	"github.com/ethergm/ethergm/tests/netns/relay"
 )
 
@@ -467,21 +468,11 @@ func (b *bench) tcpPingPong(rep int) (map[string]float64, error) {
 	}
 	defer b.stopServer(srv, syscall.SIGTERM)
 	outFile := filepath.Join(b.tmp, fmt.Sprintf("np-%d.out", rep))
-	var lastErr error
-	for try := 0; try < 20; try++ { // the server may not listen yet
-		time.Sleep(100 * time.Millisecond)
-		_, lastErr = b.runClient(time.Minute, "NPtcp", append([]string{"-h", b.server.Addrs[0].String(), "-o", outFile}, args...)...)
-		if lastErr == nil {
-			break
-		}
-		select {
-		case <-srv.Done():
-			return nil, fmt.Errorf("NPtcp server exited: %v", lastErr)
-		default:
-		}
-	}
-	if lastErr != nil {
-		return nil, lastErr
+	if err := runner.RetryClient(srv, func() error {
+		_, err := b.runClient(time.Minute, "NPtcp", append([]string{"-h", b.server.Addrs[0].String(), "-o", outFile}, args...)...)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("NPtcp: %w", err)
 	}
 	data, err := os.ReadFile(outFile)
 	if err != nil {

@@ -119,6 +119,25 @@ func (r *Runner) RunClient(h *netns.Host, cpu int, timeout time.Duration, name s
 	return string(out), err
 }
 
+// RetryClient runs a client (run) against srv, a server that prints
+// nothing once it listens (NPtcp): up to 20 times, 100 ms apart, until run
+// succeeds. It gives up at once if the server has exited.
+func RetryClient(srv *netns.Proc, run func() error) error {
+	var err error
+	for try := 0; try < 20; try++ {
+		time.Sleep(100 * time.Millisecond)
+		if err = run(); err == nil {
+			return nil
+		}
+		select {
+		case <-srv.Done():
+			return fmt.Errorf("server exited: %v", err)
+		default:
+		}
+	}
+	return err
+}
+
 // LastLine returns the last non-empty line of s.
 func LastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
