@@ -619,19 +619,25 @@ func (e *Engine) recover(now Time, pri uint8, node uint32, port uint8, cb, ctx a
 				e.complete(e.popHead(s), StatusSendDropped)
 			}
 		}
-		s.disabled = false
-		e.newSession(now, s)
-		s.lastHeard, s.lastAdvance = now, now
-		if s.qLen > 0 {
-			e.activate(s)
-			e.pump(now, s)
-		}
+		e.reenable(now, s)
 	}
 	i := e.allocRec()
 	e.recs[i] = sendRec{kind: recMarker, cb: cb, ctx: ctx, next: -1}
 	e.complete(i, StatusSuccess)
 	e.setDeadline(now)
 	return nil
+}
+
+// reenable lets a disabled stream send again, in a new session (frames
+// of the old one are then stale at the receiver), and sends what it holds.
+func (e *Engine) reenable(now Time, s *txStream) {
+	s.disabled = false
+	e.newSession(now, s)
+	s.lastHeard, s.lastAdvance = now, now
+	if s.qLen > 0 {
+		e.activate(s)
+		e.pump(now, s)
+	}
 }
 
 func (e *Engine) popHead(s *txStream) int32 {

@@ -377,15 +377,8 @@ func (e *Engine) rdmaTick(now Time) {
 	for len(rd.resume) > 0 {
 		s := rd.resume[len(rd.resume)-1]
 		rd.resume = rd.resume[:len(rd.resume)-1]
-		if !s.disabled {
-			continue
-		}
-		s.disabled = false
-		e.newSession(now, s)
-		s.lastHeard, s.lastAdvance = now, now
-		if s.qLen > 0 {
-			e.activate(s)
-			e.pump(now, s)
+		if s.disabled {
+			e.reenable(now, s)
 		}
 	}
 	for _, op := range rd.gets {
