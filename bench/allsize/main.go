@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ethergm/ethergm/bench/internal/runner"
 	"github.com/ethergm/ethergm/tests/netns"
 	"github.com/ethergm/ethergm/tests/netns/gmmap"
 )
@@ -108,11 +109,7 @@ func run(cfg *config) error {
 		}
 	}
 	start := time.Now()
-	dir := filepath.Join(cfg.results, "allsize-"+start.Format("20060102-150405"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	logf, err := os.Create(filepath.Join(dir, "bench.log"))
+	dir, logf, err := runner.NewResultsDir(cfg.results, "allsize", "bench.log", start)
 	if err != nil {
 		return err
 	}

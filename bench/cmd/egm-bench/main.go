@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/ethergm/ethergm/bench/internal/runner"
 )
 
 // config holds the command-line settings.
@@ -100,11 +102,7 @@ func run(c *config) error {
 	}()
 
 	start := time.Now()
-	dir := filepath.Join(c.outDir, "bench-"+start.Format("20060102-150405"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	logf, err := os.Create(filepath.Join(dir, "raw.log"))
+	dir, logf, err := runner.NewResultsDir(c.outDir, "bench", "raw.log", start)
 	if err != nil {
 		return err
 	}

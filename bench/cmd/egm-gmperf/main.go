@@ -125,6 +125,20 @@ func open(o *options) (*gm.Port, error) {
 	return gm.Open(o.unit, o.port, "egm-gmperf", &gm.Config{Window: o.window})
 }
 
+// openClient opens the port of a client and resolves its -peer.
+func openClient(o *options) (*gm.Port, gm.NodeID, error) {
+	p, err := open(o)
+	if err != nil {
+		return nil, 0, err
+	}
+	peer, err := resolvePeer(p, o.peer)
+	if err != nil {
+		p.Close()
+		return nil, 0, err
+	}
+	return p, peer, nil
+}
+
 // resolvePeer returns the node id of -peer: a host name of the node map or
 // a number.
 func resolvePeer(p *gm.Port, peer string) (gm.NodeID, error) {
@@ -347,15 +361,11 @@ func pingServer(o *options) error {
 // pingClient measures round trips of o.size-byte messages and prints a
 // result.Latency record. Both sides poll with Receive.
 func pingClient(o *options) error {
-	p, err := open(o)
+	p, peer, err := openClient(o)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	peer, err := resolvePeer(p, o.peer)
-	if err != nil {
-		return err
-	}
 	size := gm.MinSizeForLength(o.size)
 	for range pingBuffers {
 		if err := p.ProvideReceiveBuffer(make([]byte, max(o.size, 1)), size, o.pri, 0); err != nil {
@@ -460,15 +470,11 @@ func ethPayload(length, mtu int) int {
 // for every completion and prints a result.Stream record (sender side:
 // first send to last completion). It polls with Receive.
 func streamSend(o *options) error {
-	p, err := open(o)
+	p, peer, err := openClient(o)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	peer, err := resolvePeer(p, o.peer)
-	if err != nil {
-		return err
-	}
 	stop := ctl.StopFlag()
 	tokens := p.NumSendTokens()
 	s := newSender(p, tokens, o.size, o.timeout, stop)

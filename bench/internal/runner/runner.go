@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,6 +119,17 @@ func (r *Runner) RunClient(h *netns.Host, cpu int, timeout time.Duration, name s
 		return string(out), fmt.Errorf("%s: %v: %s", name, err, LastLine(string(out)))
 	}
 	return string(out), err
+}
+
+// NewResultsDir creates the folder parent/<prefix>-<date> of one run and
+// the log file name in it. The caller closes the log.
+func NewResultsDir(parent, prefix, name string, start time.Time) (dir string, log *os.File, err error) {
+	dir = filepath.Join(parent, prefix+"-"+start.Format("20060102-150405"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	log, err = os.Create(filepath.Join(dir, name))
+	return dir, log, err
 }
 
 // RetryClient runs a client (run) against srv, a server that prints
