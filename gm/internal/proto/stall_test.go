@@ -347,3 +347,36 @@ func TestStallTimeout(t *testing.T) {
 		t.Fatalf("the receiver should have kept answering: %+v", p.a.Stats())
 	}
 }
+
+// TestNoBufferThenSilence: the receiver refuses a message for want of a
+// buffer, then falls silent while a probe is in flight. The stall timeout
+// does not apply to a refused message at the head (the progress timeout
+// does, in onNoBuffer), so its deadline must not be announced either: a
+// deadline Tick never acts on stays due, and the caller's loop spins at
+// that instant (found by FuzzEngineInput). The send must fail by the
+// liveness timeout, with virtual time moving on.
+func TestNoBufferThenSilence(t *testing.T) {
+	n, a, _, comps := errorSetup(t)
+	if err := a.Send(n.now, pattern(1000, 1), 10, 1000, 1, 2, 2, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	start := n.now
+	n.run(50*time.Millisecond, func() bool { return a.Stats().NacksReceived >= 1 })
+	n.cut = true
+	for steps := 0; ; steps++ {
+		drainCompletions(a, comps)
+		if len(*comps) == 1 {
+			break
+		}
+		if steps > 100_000 || n.now-start > 2*time.Second {
+			t.Fatalf("no completion after %d steps, %v of virtual time (deadline %v)%s",
+				steps, n.now-start, a.NextDeadline()-n.now, n.dump())
+		}
+		if !n.step() {
+			t.Fatalf("network idle before the send completed%s", n.dump())
+		}
+	}
+	if (*comps)[0] != (completion{1, StatusTargetNodeUnreached}) {
+		t.Fatalf("%+v, want GM_SEND_TARGET_NODE_UNREACHABLE", *comps)
+	}
+}

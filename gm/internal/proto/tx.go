@@ -593,7 +593,7 @@ func (e *Engine) Tick(now Time) {
 		// frame the receiver keeps dropping) must not keep it alive
 		// forever either. A message waiting at the head for a buffer is
 		// bounded by onNoBuffer instead.
-		if e.outstanding(s) && !(s.noBuf && s.una == s.noBufSeq) && now-s.lastAdvance > e.stallTimeout() {
+		if e.stallBounded(s) && now-s.lastAdvance > e.stallTimeout() {
 			e.fail(now, s, StatusSendTimedOut)
 			continue
 		}
@@ -643,6 +643,15 @@ func (e *Engine) newestUnacked(s *txStream) uint32 {
 		}
 	}
 	return s.una
+}
+
+// stallBounded tells whether the stall timeout applies to s: frames are in
+// flight and the oldest is not a message the receiver refused for want of a
+// buffer (onNoBuffer bounds that one with the progress timeout). Tick and
+// setDeadline must agree on it: a deadline that Tick does not act on would
+// be due forever.
+func (e *Engine) stallBounded(s *txStream) bool {
+	return e.outstanding(s) && !(s.noBuf && s.una == s.noBufSeq)
 }
 
 // stallTimeout is how long frames may stay in flight without the oldest
@@ -706,7 +715,9 @@ func (e *Engine) setDeadline(now Time) {
 		}
 		if e.outstanding(s) {
 			min(s.rtoAt)
-			min(s.lastAdvance + e.stallTimeout() + 1)
+			if e.stallBounded(s) {
+				min(s.lastAdvance + e.stallTimeout() + 1)
+			}
 		} else if s.probing && s.qLen > 0 && s.backoffUntil > now {
 			min(s.backoffUntil)
 		}
