@@ -177,6 +177,14 @@ func (n *simnet) step() bool {
 	for _, e := range n.engines {
 		e.Tick(n.now)
 	}
+	// Tick must act on every deadline that is due: one that stays due
+	// would have the caller's loop spin at this instant.
+	for _, e := range n.engines {
+		if dl := e.NextDeadline(); dl != 0 && dl <= n.now {
+			n.t.Fatalf("engine node %d port %d: deadline %v still due after Tick at %v%s",
+				e.cfg.NodeID, e.cfg.Port, time.Duration(dl), time.Duration(n.now), n.dump())
+		}
+	}
 	return true
 }
 
