@@ -604,9 +604,9 @@ func (p *Port) pollLocked(now time.Duration) *Event {
 const maxDrain = 1024
 
 // drainLocked feeds the engine every frame waiting in the link, sending the
-// acks and frames that became due after each full batch, then runs the
-// timers if frames arrived or a deadline passed. It returns the number of
-// frames read. now must have been taken
+// acks and frames that became due after each full batch, then settles the
+// engine (settleLocked). It returns the number of frames read. now must
+// have been taken
 // before the first Recv: the engine's timers judge the peer at now, so every
 // frame that arrived before now must have been read (see proto.Engine.Tick).
 // If maxDrain frames were read and more may be waiting, the timers wait for
@@ -630,10 +630,20 @@ func (p *Port) drainLocked(now time.Duration) int {
 			return got
 		}
 	}
-	if d := p.eng.NextDeadline(); got > 0 || (d != 0 && now >= d) {
-		p.eng.Tick(now)
-	}
+	p.settleLocked(now, got)
 	return got
+}
+
+// settleLocked follows a drain that emptied the link: it runs the engine's
+// timers if a deadline has passed, and otherwise, if got frames arrived,
+// only sends what they made due (acks, frames the window now allows),
+// which is all a message's arrival needs on the polling fast path.
+func (p *Port) settleLocked(now time.Duration, got int) {
+	if d := p.eng.NextDeadline(); d != 0 && now >= d {
+		p.eng.Tick(now)
+	} else if got > 0 {
+		p.eng.Pump(now)
+	}
 }
 
 func (p *Port) nextEventLocked(now time.Duration) *Event {

@@ -294,9 +294,7 @@ func (p *Port) drainRailsLocked(now time.Duration) int {
 	if !all {
 		return got
 	}
-	if d := p.eng.NextDeadline(); got > 0 || (d != 0 && now >= d) {
-		p.eng.Tick(now)
-	}
+	p.settleLocked(now, got)
 	return got
 }
 
