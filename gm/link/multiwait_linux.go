@@ -202,7 +202,7 @@ func (m *MultiWait) try(frames [][]byte) (int, int) {
 		}
 		l := m.links[i]
 		if len(frames) == 0 {
-			if l.rx.busy() {
+			if l.rx.ready() {
 				m.next = i + 1
 				if m.next == n {
 					m.next = 0

@@ -50,7 +50,10 @@ func TestIntegrationMultiWait(t *testing.T) {
 		}
 	}
 
-	// Readiness: nothing is consumed.
+	// Readiness: nothing is consumed. Rail 0's block, read to its end,
+	// is closed by the retire timer (1 ms) meanwhile: that is not
+	// readiness.
+	time.Sleep(5 * time.Millisecond)
 	send(1, 42)
 	if n, i, err := m.Wait(nil, 5*time.Second); n != 0 || i != 1 || err != nil {
 		t.Fatalf("readiness Wait = %d, %d, %v", n, i, err)

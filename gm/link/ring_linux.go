@@ -210,6 +210,35 @@ func (r *rxRing) busy() bool {
 	return r.openBlock && !r.poisoned && r.load(base+bdNumPkts) > r.consumed
 }
 
+// ready reports whether the ring holds a packet the reader has not taken:
+// in the current block, or, once that block is closed and read to its end,
+// in the next one. Unlike busy it does not count a closed block that has
+// been read completely (its retire timer closes it after the reader took
+// its last packet), so it suits a readiness test (MultiWait.Wait with no
+// frames). A packet it reports may still be in the kernel's copy.
+func (r *rxRing) ready() bool {
+	if r.v2 {
+		return r.busy()
+	}
+	base := r.blk * r.blockSize
+	closed := r.load(base+bdBlockStatus)&statusUser != 0
+	if !r.poisoned && r.load(base+bdNumPkts) > r.consumed {
+		return closed || r.openBlock
+	}
+	if !closed || r.pending >= r.nBlocks-1 {
+		return false // (with every other block ours, the kernel has none to fill)
+	}
+	// The current block is done: the next one holds packets if the kernel
+	// closed it (it never closes an empty block) or, in open-block mode,
+	// has put a packet in it.
+	nb := r.blk + 1
+	if nb == r.nBlocks {
+		nb = 0
+	}
+	base = nb * r.blockSize
+	return r.load(base+bdBlockStatus)&statusUser != 0 || r.openBlock && r.load(base+bdNumPkts) > 0
+}
+
 // next returns the next valid frame, a view into the ring, or nil if none
 // is available now. Invalid frames are counted and skipped.
 func (r *rxRing) next() []byte {

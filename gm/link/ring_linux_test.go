@@ -194,6 +194,57 @@ func TestRxRingOpenBlock(t *testing.T) {
 	}
 }
 
+// TestRxRingReady: a readiness test counts packets not yet taken, in the
+// current block or, once that is closed and read, in the next; a block the
+// retire timer closed after its last packet was taken is not readiness
+// (busy, which decides whether to keep spinning, still counts it).
+func TestRxRingReady(t *testing.T) {
+	for _, open := range []bool{false, true} {
+		f := newFakeRing(4096, 3)
+		r := f.reader(open)
+		if r.ready() {
+			t.Fatalf("open=%v: empty ring ready", open)
+		}
+		frame := ringFrame(1, 10)
+		p := f.add(0, frame, false) // claimed, copy in progress
+		if r.ready() != open {
+			t.Fatalf("open=%v: claimed packet in the open block: ready %v", open, r.ready())
+		}
+		f.complete(p, len(frame))
+		if !open {
+			f.close(0)
+			if !r.ready() {
+				t.Fatal("closed block with a packet not ready")
+			}
+		}
+		if got := recv(r); !eq(got, 1) {
+			t.Fatalf("open=%v: got %v", open, got)
+		}
+		if r.ready() {
+			t.Fatalf("open=%v: ready after the only packet was read", open)
+		}
+		if open {
+			// The retire timer closes the block the reader has read to
+			// its end: busy (keep spinning) but not ready.
+			f.close(0)
+			if r.ready() || !r.busy() {
+				t.Fatalf("read block closed: ready %v busy %v, want false true", r.ready(), r.busy())
+			}
+		}
+		f.add(1, ringFrame(2, 10), true)
+		if r.ready() != open {
+			t.Fatalf("open=%v: packet in the next, open block: ready %v", open, r.ready())
+		}
+		f.close(1)
+		if !r.ready() {
+			t.Fatalf("open=%v: next block closed with a packet: not ready", open)
+		}
+		if got := recv(r); !eq(got, 2) {
+			t.Fatalf("open=%v: got %v", open, got)
+		}
+	}
+}
+
 func TestRxRingClosedBlocks(t *testing.T) {
 	for _, open := range []bool{false, true} {
 		f := newFakeRing(4096, 3)
