@@ -692,9 +692,12 @@ func (p *Port) noEvent() *Event {
 // event of type NoRecvEvent. It never blocks (beyond the port mutex). The
 // event is valid until the next receive or Unknown call.
 func (p *Port) Receive() *Event {
+	p.mu.Lock()
+	// The clock is read with the mutex held: a time taken before waiting
+	// for it would stamp what the drain reads as older than it is, and the
+	// engine's timers would judge the peer silent for longer than it was.
 	now := p.now()
 	p.lastApp.Store(int64(now))
-	p.mu.Lock()
 	e := p.pollLocked(now)
 	if e == nil {
 		e = p.noEvent()
@@ -747,9 +750,9 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		if p.closed.Load() {
 			return p.noEvent()
 		}
-		now := p.now()
-		p.lastApp.Store(int64(now))
 		p.mu.Lock()
+		now := p.now() // with the mutex held (see Receive)
+		p.lastApp.Store(int64(now))
 		if p.waiting {
 			// Another goroutine already sleeps on the link; poll politely.
 			e := p.nextEventLocked(now)
@@ -787,8 +790,8 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		p.waiting = true
 		p.mu.Unlock()
 		n, err := p.waitLink(timeout)
-		now = p.now()
 		p.mu.Lock()
+		now = p.now()
 		p.waiting = false
 		for i := 0; i < n; i++ {
 			p.eng.Input(now, p.frames[i])
@@ -857,13 +860,13 @@ func (p *Port) progress() {
 			return
 		case <-t.C:
 		}
-		now := p.now()
-		if now >= nextMap {
+		if now := p.now(); now >= nextMap {
 			nextMap = now + poll
 			p.refresh()
 		}
-		appActive := now-time.Duration(p.lastApp.Load()) < progressTick
 		p.mu.Lock()
+		now := p.now() // with the mutex held (see Receive)
+		appActive := now-time.Duration(p.lastApp.Load()) < progressTick
 		switch {
 		case p.waiting:
 			// A BlockingReceive sleeps in link.Wait and owns the link's

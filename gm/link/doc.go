@@ -126,7 +126,7 @@
 // wire.PortNone (which no Link accepts), and sends 8 DATAGRAM frames with a
 // random session nonce and payload lengths from 0 to MTU-44 to our own MAC
 // through lo from a second temporary socket. Each frame must become
-// readable by the reader above within 50 ms while block_status is still
+// readable by the reader above within 1 s while block_status is still
 // not TP_STATUS_USER, num_pkts must count it, it must be byte-identical to
 // what was sent at offset 82, the kernel's final tp_mac (82) and tp_snaplen
 // must agree, and its CRC must check. Frames of other Links' concurrent
