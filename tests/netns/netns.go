@@ -29,7 +29,7 @@ var ErrUnavailable = errors.New("network namespaces unavailable")
 var ErrOptions = errors.New("invalid options")
 
 // linkUpTimeout bounds the wait for all interfaces to come up.
-const linkUpTimeout = 10 * time.Second
+const linkUpTimeout = 30 * time.Second
 
 // Options describes a cluster. The zero value is one host with one rail.
 type Options struct {
