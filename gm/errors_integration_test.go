@@ -21,89 +21,122 @@ func expect(t *testing.T, got []completion, want ...completion) {
 	}
 }
 
-// TestIntegrationErrors produces every send error status with a real
-// scenario and recovers from each with ResumeSending or DropSends.
-func TestIntegrationErrors(t *testing.T) {
-	pr := newPair(t, netns.Options{Hosts: 2}, nil)
-	var recv []string
-	recvCh := make(chan string, 100)
-	lb := startLoop(pr.b, func(e *gm.Event) {
-		recvCh <- string(e.Message)
-		_ = pr.b.ProvideReceiveBuffer(e.Buffer, e.Size, e.Priority, e.Tag)
+// errorsPair is one subtest's pair for TestIntegrationErrors: host0 port 2
+// (pr.a, with an event loop) sends to host1 port 4 (pr.b), whose event loop
+// reports the messages it receives on recvCh and re-provides their buffers.
+type errorsPair struct {
+	*pair
+	t      *testing.T
+	lb     *loop
+	recvCh chan string
+}
+
+// newErrorsPair opens the pair on cluster c for subtest t (the ports close
+// when t ends) with the given send timeouts (0: testConfig's generous
+// ones). Each subtest sets only the timeout it waits for, and leaves the
+// others long so that they cannot fire on a loaded machine.
+func newErrorsPair(t *testing.T, c *netns.Cluster, progress, liveness time.Duration) *errorsPair {
+	pr := pairOn(t, c, withTimeouts(progress, liveness))
+	e := &errorsPair{pair: pr, t: t, recvCh: make(chan string, 100)}
+	e.lb = startLoop(pr.b, func(ev *gm.Event) {
+		e.recvCh <- string(ev.Message)
+		_ = pr.b.ProvideReceiveBuffer(ev.Buffer, ev.Size, ev.Priority, ev.Tag)
 	})
+	t.Cleanup(e.lb.Stop) // cleanups run last-in first-out: before the ports close
 	la := startLoop(pr.a, nil)
-	defer la.Stop()
-	next := func() string {
-		t.Helper()
-		select {
-		case s := <-recvCh:
-			recv = append(recv, s)
-			return s
-		case <-time.After(5 * time.Second):
-			t.Fatal("no message")
-			return ""
-		}
+	t.Cleanup(la.Stop)
+	return e
+}
+
+// next returns the next message pr.b received.
+func (e *errorsPair) next() string {
+	e.t.Helper()
+	select {
+	case s := <-e.recvCh:
+		return s
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("no message")
+		return ""
 	}
-	send := func(c *completions, msg string, size uint8, pri gm.Priority, port, id int) {
-		t.Helper()
-		if err := pr.a.SendWithCallback([]byte(msg), size, len(msg), pri, pr.bn, port, c.cb, id); err != nil {
-			t.Fatal(err)
-		}
+}
+
+// send sends msg from pr.a to port of pr.b's node with completion id.
+func (e *errorsPair) send(c *completions, msg string, size uint8, pri gm.Priority, port, id int) {
+	e.t.Helper()
+	if err := e.a.SendWithCallback([]byte(msg), size, len(msg), pri, e.bn, port, c.cb, id); err != nil {
+		e.t.Fatal(err)
 	}
+}
+
+// TestIntegrationErrors produces every send error status with a real
+// scenario and recovers from each with ResumeSending or DropSends. Each
+// subtest opens its own pair on one cluster, with a short timeout only
+// where it expects that timeout to fire.
+func TestIntegrationErrors(t *testing.T) {
+	cl := netns.New(t, netns.Options{Hosts: 2})
+	const progress = 500 * time.Millisecond // for the subtests that expect SendTimedOut
+	const liveness = time.Second            // for those that expect SendTargetNodeUnreachable
 
 	t.Run("TimedOutThenResume", func(t *testing.T) {
+		pr := newErrorsPair(t, cl, progress, 0)
 		c := newCompletions()
 		start := time.Now()
-		send(c, "one", 6, gm.LowPriority, 4, 1)
-		send(c, "two", 6, gm.LowPriority, 4, 2)
-		send(c, "three", 6, gm.LowPriority, 4, 3)
-		expect(t, c.wait(t, 1, 5*time.Second), completion{1, gm.SendTimedOut})
-		if el := time.Since(start); el < 400*time.Millisecond {
-			t.Fatalf("timed out after %v, progress timeout is 500ms", el)
+		pr.send(c, "one", 6, gm.LowPriority, 4, 1)
+		pr.send(c, "two", 6, gm.LowPriority, 4, 2)
+		pr.send(c, "three", 6, gm.LowPriority, 4, 3)
+		expect(t, c.wait(t, 1, 10*time.Second), completion{1, gm.SendTimedOut})
+		if el := time.Since(start); el < progress*4/5 {
+			t.Fatalf("timed out after %v, progress timeout is %v", el, progress)
 		}
 		for i := 0; i < 4; i++ {
 			if err := pr.b.ProvideReceiveBuffer(make([]byte, 56), 6, gm.LowPriority, 0); err != nil {
 				t.Fatal(err)
 			}
 		}
+		// Nothing may move until ResumeSending (an absence: no condition
+		// to poll for).
 		time.Sleep(50 * time.Millisecond)
-		if len(c.snapshot()) != 1 || len(recvCh) != 0 {
+		if len(c.snapshot()) != 1 || len(pr.recvCh) != 0 {
 			t.Fatal("the disabled stream moved")
 		}
 		if err := pr.a.ResumeSending(gm.LowPriority, pr.bn, 4, c.cb, 100); err != nil {
 			t.Fatal(err)
 		}
-		expect(t, c.wait(t, 4, 5*time.Second), completion{1, gm.SendTimedOut}, completion{100, gm.Success}, completion{2, gm.Success}, completion{3, gm.Success})
-		if a, b := next(), next(); a != "two" || b != "three" {
+		expect(t, c.wait(t, 4, 10*time.Second), completion{1, gm.SendTimedOut}, completion{100, gm.Success}, completion{2, gm.Success}, completion{3, gm.Success})
+		if a, b := pr.next(), pr.next(); a != "two" || b != "three" {
 			t.Fatalf("got %q %q", a, b)
 		}
 	})
 
 	t.Run("TimedOutThenDrop", func(t *testing.T) {
+		pr := newErrorsPair(t, cl, progress, 0)
 		c := newCompletions()
-		send(c, "x1", 7, gm.HighPriority, 4, 1)
-		send(c, "x2", 7, gm.HighPriority, 4, 2)
-		expect(t, c.wait(t, 1, 5*time.Second), completion{1, gm.SendTimedOut})
+		pr.send(c, "x1", 7, gm.HighPriority, 4, 1)
+		pr.send(c, "x2", 7, gm.HighPriority, 4, 2)
+		expect(t, c.wait(t, 1, 10*time.Second), completion{1, gm.SendTimedOut})
 		if err := pr.a.DropSends(gm.HighPriority, pr.bn, 4, c.cb, 100); err != nil {
 			t.Fatal(err)
 		}
-		expect(t, c.wait(t, 3, 5*time.Second), completion{1, gm.SendTimedOut}, completion{2, gm.SendDropped}, completion{100, gm.Success})
+		expect(t, c.wait(t, 3, 10*time.Second), completion{1, gm.SendTimedOut}, completion{2, gm.SendDropped}, completion{100, gm.Success})
 		_ = pr.b.ProvideReceiveBuffer(make([]byte, 120), 7, gm.HighPriority, 0)
-		send(c, "x3", 7, gm.HighPriority, 4, 3)
-		c.wait(t, 4, 5*time.Second)
-		if s := next(); s != "x3" {
+		pr.send(c, "x3", 7, gm.HighPriority, 4, 3)
+		if cs := c.wait(t, 4, 10*time.Second); cs[3] != (completion{3, gm.Success}) {
+			t.Fatalf("%v", cs)
+		}
+		if s := pr.next(); s != "x3" {
 			t.Fatalf("got %q", s)
 		}
 	})
 
 	t.Run("Rejected", func(t *testing.T) {
+		pr := newErrorsPair(t, cl, 0, 0)
 		if err := pr.b.SetAcceptableSizes(gm.LowPriority, 1<<6); err != nil {
 			t.Fatal(err)
 		}
 		c := newCompletions()
-		send(c, "big", 8, gm.LowPriority, 4, 1)
-		send(c, "held", 8, gm.LowPriority, 4, 2)
-		expect(t, c.wait(t, 1, 5*time.Second), completion{1, gm.SendRejected})
+		pr.send(c, "big", 8, gm.LowPriority, 4, 1)
+		pr.send(c, "held", 8, gm.LowPriority, 4, 2)
+		expect(t, c.wait(t, 1, 10*time.Second), completion{1, gm.SendRejected})
 		if err := pr.b.SetAcceptableSizes(gm.LowPriority, ^uint64(0)); err != nil {
 			t.Fatal(err)
 		}
@@ -111,27 +144,31 @@ func TestIntegrationErrors(t *testing.T) {
 		if err := pr.a.ResumeSending(gm.LowPriority, pr.bn, 4, c.cb, 100); err != nil {
 			t.Fatal(err)
 		}
-		expect(t, c.wait(t, 3, 5*time.Second), completion{1, gm.SendRejected}, completion{100, gm.Success}, completion{2, gm.Success})
-		if s := next(); s != "held" {
+		expect(t, c.wait(t, 3, 10*time.Second), completion{1, gm.SendRejected}, completion{100, gm.Success}, completion{2, gm.Success})
+		if s := pr.next(); s != "held" {
 			t.Fatalf("got %q", s)
 		}
 	})
 
 	t.Run("PortClosed", func(t *testing.T) {
+		// The generous progress timeout matters for "late" below: it
+		// waits for a buffer until the port closes, which must be
+		// reported as SendTargetPortClosed however slow the machine.
+		pr := newErrorsPair(t, cl, 0, 0)
 		c := newCompletions()
-		send(c, "nobody", 5, gm.LowPriority, 7, 1)
-		send(c, "held", 5, gm.LowPriority, 7, 2)
-		expect(t, c.wait(t, 1, 5*time.Second), completion{1, gm.SendTargetPortClosed})
+		pr.send(c, "nobody", 5, gm.LowPriority, 7, 1)
+		pr.send(c, "held", 5, gm.LowPriority, 7, 2)
+		expect(t, c.wait(t, 1, 10*time.Second), completion{1, gm.SendTargetPortClosed})
 		if err := pr.a.DropSends(gm.LowPriority, pr.bn, 7, c.cb, 100); err != nil {
 			t.Fatal(err)
 		}
-		expect(t, c.wait(t, 3, 5*time.Second), completion{1, gm.SendTargetPortClosed}, completion{2, gm.SendDropped}, completion{100, gm.Success})
+		expect(t, c.wait(t, 3, 10*time.Second), completion{1, gm.SendTargetPortClosed}, completion{2, gm.SendDropped}, completion{100, gm.Success})
 		// The port opens: the stream works.
 		p7 := openPort(t, pr.c.Hosts[1], 7, testConfig(pr.c.Hosts[1], pr.mapf))
 		_ = p7.ProvideReceiveBuffer(make([]byte, 24), 5, gm.LowPriority, 0)
-		send(c, "hello7", 5, gm.LowPriority, 7, 3)
+		pr.send(c, "hello7", 5, gm.LowPriority, 7, 3)
 		var e *gm.Event
-		waitFor(t, 5*time.Second, "message on port 7", func() bool {
+		waitFor(t, 10*time.Second, "message on port 7", func() bool {
 			e = p7.Receive()
 			if e.Type == gm.SentTokensEvent {
 				p7.Unknown(e)
@@ -141,32 +178,43 @@ func TestIntegrationErrors(t *testing.T) {
 		if string(e.Message) != "hello7" {
 			t.Fatalf("got %q", e.Message)
 		}
-		c.wait(t, 4, 5*time.Second)
-		// Closing it again while a send is outstanding: the sender is told.
-		send(c, "late", 5, gm.LowPriority, 7, 4)
-		time.Sleep(20 * time.Millisecond) // no buffer: the send waits (NoBuffer)
+		if cs := c.wait(t, 4, 10*time.Second); cs[3] != (completion{3, gm.Success}) {
+			t.Fatalf("%v", cs)
+		}
+		// Closing it again while a send is outstanding: the sender is
+		// told. p7 has no buffer left: wait until it refused the message
+		// (NackNoBuffer), so that the send is known to wait for a buffer
+		// of this incarnation of the port when it closes.
+		nacks := pr.a.Stats().NacksReceived
+		pr.send(c, "late", 5, gm.LowPriority, 7, 4)
+		waitFor(t, 10*time.Second, "port 7 to refuse the late message", func() bool { return pr.a.Stats().NacksReceived > nacks })
 		p7.Close()
-		cs := c.wait(t, 5, 5*time.Second)
+		cs := c.wait(t, 5, 10*time.Second)
 		if cs[4] != (completion{4, gm.SendTargetPortClosed}) {
 			t.Fatalf("%v", cs)
 		}
 		_ = pr.a.DropSends(gm.LowPriority, pr.bn, 7, c.cb, 101)
-		c.wait(t, 6, 5*time.Second)
+		c.wait(t, 6, 10*time.Second)
 	})
 
 	t.Run("LinkDownUnreachable", func(t *testing.T) {
+		pr := newErrorsPair(t, cl, 0, liveness)
 		h1 := pr.c.Hosts[1]
 		if err := h1.LinkDown(0); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { _ = h1.LinkUp(0) }) // for the next subtests if this one fails
 		c := newCompletions()
 		start := time.Now()
 		_ = pr.b.ProvideReceiveBuffer(make([]byte, 24), 5, gm.HighPriority, 0)
-		send(c, "lost", 5, gm.HighPriority, 4, 1)
-		send(c, "held", 5, gm.HighPriority, 4, 2)
-		expect(t, c.wait(t, 1, 10*time.Second), completion{1, gm.SendTargetNodeUnreachable})
-		if el := time.Since(start); el < 900*time.Millisecond || el > 5*time.Second {
-			t.Fatalf("unreachable after %v (liveness 1s)", el)
+		pr.send(c, "lost", 5, gm.HighPriority, 4, 1)
+		pr.send(c, "held", 5, gm.HighPriority, 4, 2)
+		expect(t, c.wait(t, 1, 15*time.Second), completion{1, gm.SendTargetNodeUnreachable})
+		// Not before the liveness timeout; the upper bound only catches a
+		// timeout that does not follow the configuration (the default is
+		// 30 s) and leaves room for a loaded machine.
+		if el := time.Since(start); el < liveness*9/10 || el > 10*liveness {
+			t.Fatalf("unreachable after %v (liveness %v)", el, liveness)
 		}
 		if err := h1.LinkUp(0); err != nil {
 			t.Fatal(err)
@@ -174,27 +222,42 @@ func TestIntegrationErrors(t *testing.T) {
 		if err := pr.a.ResumeSending(gm.HighPriority, pr.bn, 4, c.cb, 100); err != nil {
 			t.Fatal(err)
 		}
-		expect(t, c.wait(t, 3, 10*time.Second), completion{1, gm.SendTargetNodeUnreachable}, completion{100, gm.Success}, completion{2, gm.Success})
-		if s := next(); s != "held" {
+		expect(t, c.wait(t, 3, 15*time.Second), completion{1, gm.SendTargetNodeUnreachable}, completion{100, gm.Success}, completion{2, gm.Success})
+		if s := pr.next(); s != "held" {
 			t.Fatalf("got %q", s)
 		}
 	})
 
 	t.Run("NoPortOpenOnHost", func(t *testing.T) {
-		lb.Stop()
+		pr := newErrorsPair(t, cl, 0, liveness)
+		pr.lb.Stop()
 		pr.b.Close()
 		c := newCompletions()
-		send(c, "void", 5, gm.LowPriority, 4, 1)
-		expect(t, c.wait(t, 1, 10*time.Second), completion{1, gm.SendTargetNodeUnreachable})
+		start := time.Now()
+		pr.send(c, "void", 5, gm.LowPriority, 4, 1)
+		expect(t, c.wait(t, 1, 15*time.Second), completion{1, gm.SendTargetNodeUnreachable})
+		t.Logf("unreachable after %v (liveness %v)", time.Since(start), liveness)
 	})
 }
 
-// TestIntegrationTokens exhausts the send tokens (a receiver without
-// buffers holds every send) and the receive tokens.
+// TestIntegrationTokens exhausts the receive tokens, then the send tokens
+// (held until their callbacks run in Unknown, which nobody calls yet).
+// The receive tokens come first: a message that lands in a buffer returns
+// its token, so with sends outstanding the 254th provide could find a
+// token freed by a message that arrived while the first 253 were being
+// provided (it did on a loaded machine).
 func TestIntegrationTokens(t *testing.T) {
-	pr := newPair(t, netns.Options{Hosts: 2}, func(c *gm.Config) { c.ProgressTimeout = 30 * time.Second })
+	pr := newPair(t, netns.Options{Hosts: 2}, nil)
 	if pr.a.NumSendTokens() != 61 || pr.a.NumReceiveTokens() != 253 {
 		t.Fatalf("tokens %d %d", pr.a.NumSendTokens(), pr.a.NumReceiveTokens())
+	}
+	for i := 0; i < 253; i++ {
+		if err := pr.b.ProvideReceiveBuffer(make([]byte, 8), 4, gm.LowPriority, 0); err != nil {
+			t.Fatalf("provide %d: %v", i, err)
+		}
+	}
+	if err := pr.b.ProvideReceiveBuffer(make([]byte, 8), 4, gm.LowPriority, 0); !errors.Is(err, gm.ErrNoReceiveToken) {
+		t.Fatalf("254th provide: %v", err)
 	}
 	c := newCompletions()
 	msg := []byte("12345678")
@@ -208,14 +271,6 @@ func TestIntegrationTokens(t *testing.T) {
 		t.Fatalf("62nd send: %v", err)
 	}
 	t.Logf("62nd send: %v", err)
-	for i := 0; i < 253; i++ {
-		if err := pr.b.ProvideReceiveBuffer(make([]byte, 8), 4, gm.LowPriority, 0); err != nil {
-			t.Fatalf("provide %d: %v", i, err)
-		}
-	}
-	if err := pr.b.ProvideReceiveBuffer(make([]byte, 8), 4, gm.LowPriority, 0); !errors.Is(err, gm.ErrNoReceiveToken) {
-		t.Fatalf("254th provide: %v", err)
-	}
 	la := startLoop(pr.a, nil)
 	defer la.Stop()
 	got := 0
@@ -235,7 +290,7 @@ func TestIntegrationTokens(t *testing.T) {
 			t.Fatal(x)
 		}
 	}
-	waitFor(t, time.Second, "tokens back", func() bool { return pr.a.FreeSendTokens() == 61 })
+	waitFor(t, 10*time.Second, "tokens back", func() bool { return pr.a.FreeSendTokens() == 61 })
 	if pr.b.FreeReceiveTokens() != 61 {
 		t.Fatalf("receive tokens free %d, want 61 (buffers handed back)", pr.b.FreeReceiveTokens())
 	}

@@ -24,12 +24,35 @@ func writeMap(t testing.TB, c *netns.Cluster) string {
 	return path
 }
 
-// testConfig returns the port configuration of host h with short timeouts.
+// Send timeouts of testConfig: generous, so that no send fails on a
+// loaded machine (a receiver descheduled for a second must not turn a
+// Success into SendTimedOut or SendTargetNodeUnreachable). A test that
+// expects a timeout to fire sets a short one explicitly (withTimeouts).
+const (
+	testProgressTimeout = 30 * time.Second
+	testLivenessTimeout = 30 * time.Second
+)
+
+// testConfig returns the port configuration of host h with generous send
+// timeouts (see testProgressTimeout).
 func testConfig(h *netns.Host, mapPath string) *gm.Config {
 	return &gm.Config{
 		Host: h.Name, StateDir: h.Dir, MapFile: mapPath,
-		ProgressTimeout: 500 * time.Millisecond, LivenessTimeout: time.Second,
+		ProgressTimeout: testProgressTimeout, LivenessTimeout: testLivenessTimeout,
 		MapPoll: 50 * time.Millisecond,
+	}
+}
+
+// withTimeouts returns a config modifier (for newPair and pairOn) that sets
+// the progress and liveness timeouts; 0 keeps testConfig's.
+func withTimeouts(progress, liveness time.Duration) func(*gm.Config) {
+	return func(c *gm.Config) {
+		if progress != 0 {
+			c.ProgressTimeout = progress
+		}
+		if liveness != 0 {
+			c.LivenessTimeout = liveness
+		}
 	}
 }
 

@@ -201,7 +201,7 @@ func TestIntegrationAllSizes(t *testing.T) {
 			t.Fatalf("send %d: %v", c.id, c.st)
 		}
 	}
-	waitFor(t, 5*time.Second, "all messages", func() bool {
+	waitFor(t, 10*time.Second, "all messages", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(got[0])+len(got[1]) == n

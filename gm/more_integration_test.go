@@ -67,7 +67,7 @@ func streamCheck(t *testing.T, pr *pair, count, maxLen int, seed uint64) {
 			t.Fatalf("send %d: %v", c.id, c.st)
 		}
 	}
-	waitFor(t, 5*time.Second, "all messages", func() bool { mu.Lock(); defer mu.Unlock(); return total >= count })
+	waitFor(t, 10*time.Second, "all messages", func() bool { mu.Lock(); defer mu.Unlock(); return total >= count })
 	mu.Lock()
 	defer mu.Unlock()
 	if total != count {
@@ -136,7 +136,7 @@ func TestIntegrationSenderRestart(t *testing.T) {
 			t.Fatal(c)
 		}
 	}
-	waitFor(t, 2*time.Second, "messages", func() bool {
+	waitFor(t, 10*time.Second, "messages", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		n := 0
@@ -165,7 +165,10 @@ func TestIntegrationSenderRestart(t *testing.T) {
 // stream runs: sends in flight fail with SendTargetPortClosed, and after
 // ResumeSending the stream reaches the new incarnation in order.
 func TestIntegrationReceiverRestart(t *testing.T) {
-	pr := newPair(t, netns.Options{Hosts: 2}, nil)
+	// The sends below wait for a buffer until the receiver closes: the
+	// progress timeout must not fire first, however slow the machine
+	// (testConfig's is generous; say so, the test depends on it).
+	pr := newPair(t, netns.Options{Hosts: 2}, withTimeouts(30*time.Second, 0))
 	la := startLoop(pr.a, nil)
 	defer la.Stop()
 	comps := newCompletions()
@@ -174,11 +177,12 @@ func TestIntegrationReceiverRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// No buffers: everything waits, then the receiver restarts.
-	time.Sleep(20 * time.Millisecond)
+	// No buffers: everything waits (the receiver refuses the first
+	// message with NackNoBuffer), then the receiver restarts.
+	waitFor(t, 10*time.Second, "the receiver to refuse the first message", func() bool { return pr.a.Stats().NacksReceived > 0 })
 	pr.b.Close()
 	b2 := openPort(t, pr.c.Hosts[1], 4, testConfig(pr.c.Hosts[1], pr.mapf))
-	cs := comps.wait(t, 1, 5*time.Second)
+	cs := comps.wait(t, 1, 10*time.Second)
 	if cs[0] != (completion{0, gm.SendTargetPortClosed}) {
 		t.Fatalf("%v", cs)
 	}
@@ -197,13 +201,15 @@ func TestIntegrationReceiverRestart(t *testing.T) {
 	if err := pr.a.ResumeSending(gm.LowPriority, pr.bn, 4, comps.cb, 100); err != nil {
 		t.Fatal(err)
 	}
-	cs = comps.wait(t, 21, 10*time.Second)
+	cs = comps.wait(t, 21, 20*time.Second)
 	for _, c := range cs[1:] {
 		if c.st != gm.Success {
 			t.Fatalf("%v", cs)
 		}
 	}
-	waitFor(t, 2*time.Second, "19 messages", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 19 })
+	waitFor(t, 10*time.Second, "19 messages", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 19 })
+	mu.Lock()
+	defer mu.Unlock()
 	for i, g := range got {
 		if !bytes.Equal(g, pattern(2000, uint64(i+1))) {
 			t.Fatalf("message %d wrong", i)
@@ -228,7 +234,7 @@ func TestIntegrationTwoPortsOneHost(t *testing.T) {
 	}
 	recvOne := func(p *gm.Port) *gm.Event {
 		var e *gm.Event
-		waitFor(t, 5*time.Second, "event", func() bool {
+		waitFor(t, 10*time.Second, "event", func() bool {
 			e = p.Receive()
 			if e.Type.IsRecv() {
 				return true
@@ -267,9 +273,9 @@ func TestIntegrationTwoPortsOneHost(t *testing.T) {
 		t.Fatalf("Memorize: %q", m)
 	}
 	for _, p := range []*gm.Port{pr.a, p5} {
-		waitFor(t, 2*time.Second, "completions", func() bool { p.Unknown(p.Receive()); return len(c.snapshot()) >= 2 })
+		waitFor(t, 10*time.Second, "completions", func() bool { p.Unknown(p.Receive()); return len(c.snapshot()) >= 2 })
 	}
-	waitFor(t, 2*time.Second, "completions", func() bool { pr.a.Unknown(pr.a.Receive()); return len(c.snapshot()) == 3 })
+	waitFor(t, 10*time.Second, "completions", func() bool { pr.a.Unknown(pr.a.Receive()); return len(c.snapshot()) == 3 })
 }
 
 // TestIntegrationOpenRules checks port exclusivity and reserved ports.
@@ -353,7 +359,7 @@ func TestIntegrationNodeMap(t *testing.T) {
 	if err := os.WriteFile(pr.mapf, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 2*time.Second, "map reload", func() bool { id, _ := p.HostNameToNodeID("extra"); return id == 9 })
+	waitFor(t, 10*time.Second, "map reload", func() bool { id, _ := p.HostNameToNodeID("extra"); return id == 9 })
 	if id, _ := p.HostNameToNodeID("host1"); id != 7 {
 		t.Fatalf("host1 is %d after reload", id)
 	}
@@ -362,7 +368,7 @@ func TestIntegrationNodeMap(t *testing.T) {
 	if err := p.SendWithCallback([]byte("renumber"), 4, 8, gm.LowPriority, 7, 4, c.cb, 1); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "delivery to renumbered node", func() bool {
+	waitFor(t, 10*time.Second, "delivery to renumbered node", func() bool {
 		e := pr.b.Receive()
 		if e.Type.IsRecv() {
 			return string(e.Message) == "renumber"

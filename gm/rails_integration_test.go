@@ -159,12 +159,16 @@ func TestIntegrationRails(t *testing.T) {
 	t.Logf("%d x %d KiB in %v (%.0f MB/s); sender rails tx %v, receiver rails rx %d/%d",
 		count, msgLen>>10, el, float64(count*msgLen)/el.Seconds()/1e6, railTx(a), rb[0].Link.RxFrames, rb[1].Link.RxFrames)
 	t.Logf("sender %+v\nreceiver %+v", as, bs)
+	// Each rail must carry a meaningful share of the data: an even split
+	// gives each half of it, a unit that does not stripe gives one rail
+	// (almost) nothing. 1/8 leaves room for the imbalance a loaded machine
+	// causes (a rail whose ring or queue is busy gets less).
 	for r := range 2 {
 		tx := ra[r].Link.TxFrames
-		if tx < as.DataSent/4 {
+		if tx < as.DataSent/8 {
 			t.Errorf("rail %d sent %d frames of %d data frames: not striped", r, tx, as.DataSent)
 		}
-		if rx := rb[r].Link.RxFrames; rx < as.DataSent/4 {
+		if rx := rb[r].Link.RxFrames; rx < as.DataSent/8 {
 			t.Errorf("rail %d: receiver got %d frames of %d", r, rx, as.DataSent)
 		}
 		sys := ifCounter(t, h0, h0.Ifaces[r], "tx_packets") - sys0[r]
@@ -179,12 +183,17 @@ func TestIntegrationRails(t *testing.T) {
 	// overtook an earlier one, nor make the sender resend frames it only
 	// believes lost. A loaded machine excuses retransmissions: a receiver
 	// descheduled for longer than the retransmission timeout, or whose
-	// ring overflowed.
+	// ring overflowed. Without either, a few fast retransmissions remain
+	// possible when one rail's frames are delayed behind the other's on a
+	// loaded machine; striping that treats every reordering as a loss
+	// retransmits far more (each overtaken frame), hence the 5 % bound.
 	if bs.OutOfWindow != 0 {
 		t.Errorf("receiver dropped %d frames that arrived ahead of their message", bs.OutOfWindow)
 	}
 	drops := ra[0].Link.KernelDrops + ra[1].Link.KernelDrops + rb[0].Link.KernelDrops + rb[1].Link.KernelDrops
-	if drops == 0 && as.Timeouts == 0 && as.DataRetransmitted > as.DataSent/200 {
+	t.Logf("retransmitted %d of %d data frames (%.2f %%); sender timeouts %d, ring drops %d",
+		as.DataRetransmitted, as.DataSent, 100*float64(as.DataRetransmitted)/float64(max(as.DataSent, 1)), as.Timeouts, drops)
+	if drops == 0 && as.Timeouts == 0 && as.DataRetransmitted > as.DataSent/20 {
 		t.Errorf("%d of %d data frames retransmitted without a timeout or ring overflow: striping reorders", as.DataRetransmitted, as.DataSent)
 	}
 }
@@ -226,7 +235,7 @@ func TestIntegrationRailsFailover(t *testing.T) {
 			if err := h.LinkUp(tc.rail); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 5*time.Second, "rail back", func() bool {
+			waitFor(t, 15*time.Second, "rail back", func() bool {
 				for _, p := range []*gm.Port{a, b} {
 					if rs := p.RailStats(); rs[tc.rail].Down {
 						return false
@@ -235,7 +244,7 @@ func TestIntegrationRailsFailover(t *testing.T) {
 				return true
 			})
 			before := railTx(a)
-			deadline := time.Now().Add(10 * time.Second)
+			deadline := time.Now().Add(30 * time.Second)
 			for round := 0; ; round++ {
 				railStream(t, a, b, b.NodeID(), 16, msgLen, uint64(1000+100*round), nil)
 				if railTx(a)[tc.rail]-before[tc.rail] > 100 {

@@ -318,17 +318,23 @@ func TestIntegrationCorruption(t *testing.T) {
 // TestIntegrationServerBusy starts a second client while a run is in
 // progress: the server refuses it (exit 1, "server busy") and the first
 // run completes.
+//
+// The hosts are joined through the relay with a fixed delay, so that the
+// first run takes a few seconds however fast the machine is (its remaining
+// points must still be ahead when the test freezes it after the first one),
+// and few iterations keep it short on a loaded machine.
 func TestIntegrationServerBusy(t *testing.T) {
-	c := netns.New(t, netns.Options{Hosts: 2})
+	delay := relay.Impairment{Delay: 2 * time.Millisecond}
+	c := netns.NewImpairedPair(t, relay.Config{AtoB: delay, BtoA: delay, EtherType: wire.EtherType})
 	m := writeMap(t, c)
 	srv := startServer(t, c.Hosts[1], m, "--unit", "eth0")
 	h := c.Hosts[0]
-	a, err := h.Start("env", envArgs(h, m, binary(t), "--remote-host=host1", "--unit", "eth0", "--max-size", "12", "--iterations", "1000")...)
+	a, err := h.Start("env", envArgs(h, m, binary(t), "--remote-host=host1", "--unit", "eth0", "--max-size", "12", "--iterations", "20")...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Stop() })
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(60 * time.Second)
 	for !pointLine.MatchString(a.Output()) {
 		select {
 		case <-a.Done():
@@ -343,6 +349,9 @@ func TestIntegrationServerBusy(t *testing.T) {
 	if err := syscall.Kill(-a.Pid(), syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	if strings.Contains(a.Output(), "summary:") {
+		t.Fatalf("first client finished before it was frozen:\n%s", a.Output())
+	}
 	out, status := runTool(t, h, m, 30*time.Second, "--remote-host=host1", "--unit", "eth0", "--port", "5", "--server-port", "2", "--max-size", "5", "--timeout", "20s")
 	if err := syscall.Kill(-a.Pid(), syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -353,7 +362,7 @@ func TestIntegrationServerBusy(t *testing.T) {
 	}
 	select {
 	case <-a.Done():
-	case <-time.After(30 * time.Second):
+	case <-time.After(120 * time.Second):
 		t.Fatalf("first client still running:\n%s", a.Output())
 	}
 	if err := a.Wait(); err != nil || !strings.Contains(a.Output(), "result: PASS") {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,9 @@ func TestIntegrationDissector(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dc, err := b.Start(dumpcap, "-i", b.Ifaces[0], "-f", "ether proto 0x88b5", "-w", capB)
+	// dumpcap stops by itself once it has written every frame of the
+	// sample (only gm_frames in A sends EtherGM frames on this link).
+	dc, err := b.Start(dumpcap, "-i", b.Ifaces[0], "-f", "ether proto 0x88b5", "-c", strconv.Itoa(len(sample)), "-w", capB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,9 +112,19 @@ func TestIntegrationDissector(t *testing.T) {
 	if err := listener.Stop(); err != nil {
 		t.Errorf("stopping the listener: %v", err)
 	}
-	time.Sleep(200 * time.Millisecond) // let dumpcap write the last frames
-	if err := dc.Stop(); err != nil {
-		t.Errorf("stopping dumpcap: %v\n%s", err, dc.Output())
+	// Wait for dumpcap to write the whole sample and exit: it may read
+	// through a TPACKET_V3 ring, whose blocks reach it only when a read
+	// timeout retires them, so the last frames can come late.
+	select {
+	case <-dc.Done():
+		if err := dc.Wait(); err != nil {
+			t.Errorf("dumpcap: %v\n%s", err, dc.Output())
+		}
+	case <-time.After(20 * time.Second):
+		t.Errorf("dumpcap has not captured the %d frames of the sample after 20s:\n%s", len(sample), dc.Output())
+		if err := dc.Stop(); err != nil {
+			t.Errorf("stopping dumpcap: %v\n%s", err, dc.Output())
+		}
 	}
 
 	// gm_frames --listen printed the summary of every frame of the sample.

@@ -132,14 +132,19 @@ func NewResultsDir(parent, prefix, name string, start time.Time) (dir string, lo
 	return dir, log, err
 }
 
+// retryClientFor bounds how long RetryClient keeps trying: a server may
+// take seconds to start listening on a loaded machine.
+var retryClientFor = 20 * time.Second
+
 // RetryClient runs a client (run) against srv, a server that prints
-// nothing once it listens (NPtcp): up to 20 times, 100 ms apart, until run
-// succeeds. It gives up at once if the server has exited.
+// nothing once it listens (NPtcp): every 100 ms, until run succeeds or
+// retryClientFor has passed. It gives up at once if the server has exited.
 func RetryClient(srv *netns.Proc, run func() error) error {
-	var err error
-	for try := 0; try < 20; try++ {
+	deadline := time.Now().Add(retryClientFor)
+	for tries := 1; ; tries++ {
 		time.Sleep(100 * time.Millisecond)
-		if err = run(); err == nil {
+		err := run()
+		if err == nil {
 			return nil
 		}
 		select {
@@ -147,8 +152,10 @@ func RetryClient(srv *netns.Proc, run func() error) error {
 			return fmt.Errorf("server exited: %v", err)
 		default:
 		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d tries in %v: %w", tries, retryClientFor, err)
+		}
 	}
-	return err
 }
 
 // LastLine returns the last non-empty line of s.

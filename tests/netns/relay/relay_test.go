@@ -97,12 +97,12 @@ func TestRelayForward(t *testing.T) {
 		a.in <- testFrame(uint32(i), 60, 0x88B5)
 	}
 	for i := range 10 {
-		if s := seqOf(recvFrame(t, b, time.Second)); s != uint32(i) {
+		if s := seqOf(recvFrame(t, b, 10*time.Second)); s != uint32(i) {
 			t.Fatalf("AtoB frame %d has seq %d", i, s)
 		}
 	}
 	b.in <- testFrame(99, 60, 0x88B5)
-	if s := seqOf(recvFrame(t, a, time.Second)); s != 99 {
+	if s := seqOf(recvFrame(t, a, 10*time.Second)); s != 99 {
 		t.Fatalf("BtoA seq %d", s)
 	}
 	if s := r.Stats(AtoB); s.Received != 10 || s.Forwarded != 10 {
@@ -121,7 +121,7 @@ func TestRelayDelay(t *testing.T) {
 		a.in <- testFrame(uint32(i), 60, 0x88B5)
 	}
 	for i := range 5 {
-		if s := seqOf(recvFrame(t, b, time.Second)); s != uint32(i) {
+		if s := seqOf(recvFrame(t, b, 10*time.Second)); s != uint32(i) {
 			t.Fatalf("frame %d has seq %d", i, s)
 		}
 	}
@@ -130,7 +130,7 @@ func TestRelayDelay(t *testing.T) {
 	}
 	// BtoA is not delayed.
 	b.in <- testFrame(7, 60, 0x88B5)
-	recvFrame(t, a, time.Second)
+	recvFrame(t, a, 10*time.Second)
 	if s := r.Stats(AtoB); s.Delayed != 5 {
 		t.Errorf("stats %+v", s)
 	}
@@ -153,7 +153,7 @@ func TestRelayHoldTimeout(t *testing.T) {
 	r, a, b := startFake(t, Config{AtoB: Impairment{Reorder: 1}, HoldTimeout: hold})
 	start := time.Now()
 	a.in <- testFrame(1, 60, 0x88B5)
-	recvFrame(t, b, time.Second)
+	recvFrame(t, b, 10*time.Second)
 	if el := time.Since(start); el < hold {
 		t.Errorf("held frame released after %v, want >= %v", el, hold)
 	}
@@ -163,13 +163,16 @@ func TestRelayHoldTimeout(t *testing.T) {
 }
 
 func TestRelayOverflow(t *testing.T) {
-	r, a, b := startFake(t, Config{AtoB: Impairment{Delay: 50 * time.Millisecond}, QueueLen: 2})
+	// The delay is long enough that the relay surely reads all 5 frames
+	// while the first 2 still wait in the queue, even on a loaded machine:
+	// exactly 3 overflow.
+	r, a, b := startFake(t, Config{AtoB: Impairment{Delay: 2 * time.Second}, QueueLen: 2})
 	for i := range 5 {
 		a.in <- testFrame(uint32(i), 60, 0x88B5)
 	}
 	waitStats(t, r, AtoB, func(s Stats) bool { return s.Received == 5 })
-	recvFrame(t, b, time.Second)
-	recvFrame(t, b, time.Second)
+	recvFrame(t, b, 10*time.Second)
+	recvFrame(t, b, 10*time.Second)
 	if s := r.Stats(AtoB); s.Overflows != 3 {
 		t.Errorf("stats %+v, want 3 overflows", s)
 	}
@@ -208,7 +211,7 @@ func TestRelayClose(t *testing.T) {
 
 func waitStats(t *testing.T, r *Relay, d Direction, cond func(Stats) bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for !cond(r.Stats(d)) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%v stats %+v", d, r.Stats(d))
