@@ -634,15 +634,12 @@ func (p *Port) drainLocked(now time.Duration) int {
 	return got
 }
 
-// settleLocked follows a drain that emptied the link: it runs the engine's
-// timers if a deadline has passed, and otherwise, if got frames arrived,
-// only sends what they made due (acks, frames the window now allows),
-// which is all a message's arrival needs on the polling fast path.
+// settleLocked follows a drain that emptied the link: if got frames
+// arrived or a deadline has passed, it runs the engine's timers and sends
+// what became due (acks, frames the window now allows).
 func (p *Port) settleLocked(now time.Duration, got int) {
-	if d := p.eng.NextDeadline(); d != 0 && now >= d {
+	if d := p.eng.NextDeadline(); got > 0 || (d != 0 && now >= d) {
 		p.eng.Tick(now)
-	} else if got > 0 {
-		p.eng.Pump(now)
 	}
 }
 

@@ -38,7 +38,7 @@ type config struct {
 
 func main() {
 	var c config
-	flag.IntVar(&c.reps, "reps", 3, "interleaved repetitions")
+	flag.IntVar(&c.reps, "reps", 5, "interleaved repetitions")
 	flag.IntVar(&c.n, "n", 50000, "measured round trips per ping-pong run (floor, link, gm)")
 	flag.IntVar(&c.warmup, "warmup", 5000, "warm-up round trips per ping-pong run (floor, link, gm)")
 	flag.DurationVar(&c.ppTime, "pp-time", 4*time.Second, "sockperf ping-pong duration per run")
