@@ -606,9 +606,9 @@ const maxDrain = 1024
 // drainLocked feeds the engine every frame waiting in the link, sending the
 // acks and frames that became due after each full batch, then settles the
 // engine (settleLocked). It returns the number of frames read. now must
-// have been taken
-// before the first Recv: the engine's timers judge the peer at now, so every
-// frame that arrived before now must have been read (see proto.Engine.Tick).
+// have been taken before the first Recv: the engine's timers judge the peer
+// at now, so every frame that arrived before now must have been read (see
+// proto.Engine.Tick).
 // If maxDrain frames were read and more may be waiting, the timers wait for
 // the next drain.
 func (p *Port) drainLocked(now time.Duration) int {
