@@ -21,10 +21,14 @@
 // A receiver that sees a new session on a frame that starts a message (DATA
 // or DATA_FIRST) abandons the old session's state (a partly filled buffer
 // goes back to the head of its pool), remembers the old session as retired
-// (its late frames are dropped silently) and follows the new one. A frame of
-// an unknown session that does not start a message is answered with
-// NackStaleSession; the sender then restarts the stream in a new session from
-// the start of its oldest unacknowledged message.
+// and follows the new one. A frame of an unknown session that does not start
+// a message is answered with NackStaleSession; the sender then restarts the
+// stream in a new session from the start of its oldest unacknowledged
+// message. A frame of a retired session is dropped and answered the same
+// way, at most once per millisecond per stream: a sender that has moved on
+// (or is gone) ignores the answer, while a live sender whose session a stray
+// or forged frame displaced restarts at once instead of failing after its
+// liveness timeout.
 //
 // # Reliability
 //

@@ -262,7 +262,12 @@ type rxStream struct {
 
 	lastNackSeq    uint32 // the refused message of the last nack sent on the stream
 	lastNackReason wire.NackReason
+	staleNackAt    Time // when a frame of a retired session was last answered
 }
+
+// staleNackGap is the least time between two NackStaleSession answers to
+// frames of retired sessions on one stream.
+const staleNackGap = time.Millisecond
 
 // rxMsgs is how many messages of one stream can be reassembled at once.
 const rxMsgs = 64

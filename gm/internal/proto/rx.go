@@ -135,7 +135,17 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 	rs := e.rx(p, sp, pri)
 	if !rs.valid || sess != rs.session {
 		if rs.isRetired(sess) {
+			// A session this stream has left for a newer one: a late frame
+			// of an old incarnation, whose sender is gone or has moved on
+			// and ignores the answer; or, if a stray or forged frame started
+			// the newer session, a live sender, which the answer makes
+			// restart its stream at once rather than after its liveness
+			// timeout. At most one answer per staleNackGap.
 			e.stats.StaleDropped++
+			if rs.staleNackAt == 0 || now-rs.staleNackAt >= staleNackGap {
+				rs.staleNackAt = now
+				e.sendNack(frame, h, wire.NackStaleSession, e.cfg.Port, nil)
+			}
 			return
 		}
 		if !start || seq != InitialSeq(sess) {
