@@ -22,7 +22,7 @@ func TestIntegrationSimpleExample(t *testing.T) {
 			t.Fatalf("build %s: %v\n%s", name, err, out)
 		}
 	}
-	mapFile := writeMap(t, c)
+	mapFile := gmmap.MustWrite(t, c)
 	h0, h1 := c.Hosts[0], c.Hosts[1]
 	recv, err := h1.Start(filepath.Join(bin, "simple_recv"), "-host", h1.Name, "-state", h1.Dir, "-map", mapFile, "-timeout", "20s")
 	if err != nil {
@@ -64,7 +64,7 @@ func TestIntegrationPutGet(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", prog, "./put_get").CombinedOutput(); err != nil {
 		t.Fatalf("build put_get: %v\n%s", err, out)
 	}
-	mapFile := writeMap(t, c)
+	mapFile := gmmap.MustWrite(t, c)
 	h0, h1 := c.Hosts[0], c.Hosts[1]
 	srv, err := h1.Start(prog, "-serve", "-host", h1.Name, "-state", h1.Dir, "-map", mapFile, "-timeout", "20s")
 	if err != nil {
@@ -91,14 +91,4 @@ func TestIntegrationPutGet(t *testing.T) {
 	if !strings.Contains(srv.Output(), "put 40000 bytes without an event; checked: ok") {
 		t.Fatalf("server output: %s", srv.Output())
 	}
-}
-
-// writeMap writes the node map of c's hosts (node id = index + 1).
-func writeMap(t *testing.T, c *netns.Cluster) string {
-	t.Helper()
-	path, err := gmmap.WriteInto(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -63,16 +63,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// writeMap writes the node map of c (node id = host index + 1).
-func writeMap(t *testing.T, c *netns.Cluster) string {
-	t.Helper()
-	path, err := gmmap.WriteInto(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // envArgs returns the "env" arguments that run gm_allsize as host h.
 func envArgs(h *netns.Host, mapPath, bin string, args ...string) []string {
 	return append([]string{"ETHERGM_HOST=" + h.Name, "ETHERGM_STATE_DIR=" + h.Dir, "ETHERGM_MAP=" + mapPath, bin}, args...)
@@ -157,7 +147,7 @@ func checkLines(t *testing.T, out string, opts allsize.Options) {
 
 func TestIntegrationVerifyLoopback(t *testing.T) {
 	c := netns.New(t, netns.Options{Hosts: 1})
-	m := writeMap(t, c)
+	m := gmmap.MustWrite(t, c)
 	out, status := runTool(t, c.Hosts[0], m, 60*time.Second,
 		"--verify", "--unit", "eth0", "--min-size", "3", "--max-size", "14", "--iterations", "20", "--max-bytes", "256k")
 	t.Logf("output:\n%s", out)
@@ -177,7 +167,7 @@ func TestIntegrationVerifyLoopback(t *testing.T) {
 
 func TestIntegrationTwoHost(t *testing.T) {
 	c := netns.New(t, netns.Options{Hosts: 2})
-	m := writeMap(t, c)
+	m := gmmap.MustWrite(t, c)
 	srv := startServer(t, c.Hosts[1], m, "--unit", "eth0")
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.csv")
@@ -290,7 +280,7 @@ func TestIntegrationCorruption(t *testing.T) {
 	// short control messages pass and only test data is hit.
 	imp := relay.Impairment{Corrupt: 0.05, CorruptFrom: wire.EthHeaderLen + wire.HeaderLen + 600}
 	c := netns.NewImpairedPair(t, relay.Config{Seed: 7, AtoB: imp, BtoA: imp, EtherType: wire.EtherType})
-	m := writeMap(t, c)
+	m := gmmap.MustWrite(t, c)
 	srv := startServer(t, c.Hosts[1], m, "--unit", "eth0", "--no-crc-check")
 	out, status := runTool(t, c.Hosts[0], m, 60*time.Second,
 		"--verify", "--no-crc-check", "--remote-host=host1", "--unit", "eth0", "--min-size", "10", "--max-size", "13",
@@ -326,7 +316,7 @@ func TestIntegrationCorruption(t *testing.T) {
 func TestIntegrationServerBusy(t *testing.T) {
 	delay := relay.Impairment{Delay: 2 * time.Millisecond}
 	c := netns.NewImpairedPair(t, relay.Config{AtoB: delay, BtoA: delay, EtherType: wire.EtherType})
-	m := writeMap(t, c)
+	m := gmmap.MustWrite(t, c)
 	srv := startServer(t, c.Hosts[1], m, "--unit", "eth0")
 	h := c.Hosts[0]
 	a, err := h.Start("env", envArgs(h, m, binary(t), "--remote-host=host1", "--unit", "eth0", "--max-size", "12", "--iterations", "20")...)

@@ -55,7 +55,7 @@ func ackPair(t *testing.T, mod func(*Config)) (a, b *Engine, oa, ob *queueOut) {
 // popRecv pops events of e until a receive event, re-provides its buffer
 // and returns true, or returns false if there is none. Completions are
 // counted in *done.
-func popRecv(t *testing.T, e *Engine, done *int) bool {
+func popRecv(t testing.TB, e *Engine, done *int) bool {
 	t.Helper()
 	var ev Event
 	for e.PopEvent(&ev) {

@@ -49,23 +49,11 @@ func BenchmarkEnginePingPong8(b *testing.B) {
 		}
 	}
 	msg := []byte("pingpong")
-	var ev Event
+	done := 0
 	recv := func(e *Engine) {
-		for e.PopEvent(&ev) {
-			if ev.Type == EventSentTokens {
-				for {
-					if _, _, _, ok := e.PopCompletion(); !ok {
-						break
-					}
-				}
-				continue
-			}
-			if err := e.Provide(ev.Buffer, ev.Size, ev.Priority, ev.Tag); err != nil {
-				b.Fatal(err)
-			}
-			return
+		if !popRecv(b, e, &done) {
+			b.Fatal("no receive event")
 		}
-		b.Fatal("no receive event")
 	}
 	round := func() {
 		now += time.Microsecond

@@ -10,6 +10,7 @@ package gmmap
 import (
 	"os"
 	"path/filepath"
+	"testing"
 
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/tests/netns"
@@ -41,4 +42,15 @@ func Write(c *netns.Cluster, path string) (string, error) {
 // and returns its path.
 func WriteInto(c *netns.Cluster) (string, error) {
 	return Write(c, filepath.Join(c.Dir, "map"))
+}
+
+// MustWrite is WriteInto for tests and benchmarks: it fails tb if the map
+// cannot be written.
+func MustWrite(tb testing.TB, c *netns.Cluster) string {
+	tb.Helper()
+	path, err := WriteInto(c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return path
 }
