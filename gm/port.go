@@ -11,6 +11,7 @@ import (
 	"github.com/ethergm/ethergm/capture"
 	"github.com/ethergm/ethergm/gm/internal/proto"
 	"github.com/ethergm/ethergm/gm/link"
+	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/token"
 	"github.com/ethergm/ethergm/wire"
 )
@@ -119,7 +120,7 @@ type Port struct {
 	cfg      Config
 	start    time.Time
 	locks    *portLocks
-	mapW     mapWatcher
+	mapW     nodemap.Watcher
 	nodeMap  atomic.Pointer[NodeMap]
 	openMask atomic.Uint32
 
@@ -180,10 +181,10 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		return nil, fmt.Errorf("%w: host name: %v", UntranslatedSystemError, err)
 	}
 	p := &Port{id: id, name: name, unit: u, host: host, cfg: c, start: time.Now(), done: make(chan struct{})}
-	p.mapW.path = c.mapFile()
-	m, err := p.mapW.load()
+	p.mapW.Path = c.mapFile()
+	m, err := p.mapW.Load()
 	if err != nil {
-		return nil, fmt.Errorf("%w: node map %s: %v", NodeIDNotYetSet, p.mapW.path, err)
+		return nil, fmt.Errorf("%w: node map %s: %v", NodeIDNotYetSet, p.mapW.Path, err)
 	}
 	p.nodeMap.Store(m)
 
@@ -222,7 +223,7 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		p.closeLinks()
 		p.capture.Close()
 		p.locks.close()
-		return nil, fmt.Errorf("%w: host %q (MAC %s) is not in node map %s", NodeIDNotYetSet, host, lk.HardwareAddr(), p.mapW.path)
+		return nil, fmt.Errorf("%w: host %q (MAC %s) is not in node map %s", NodeIDNotYetSet, host, lk.HardwareAddr(), p.mapW.Path)
 	}
 	p.nodeID.Store(uint32(e.ID))
 	p.openMask.Store(p.locks.openMask())
@@ -274,11 +275,23 @@ func (p *Port) resolve(node uint32) ([6]byte, bool) {
 	if node == p.nodeID.Load() {
 		return p.mac, true
 	}
-	e, ok := p.nodeMap.Load().ByID(NodeID(node))
+	m := p.nodeMap.Load()
+	e, ok := m.ByID(NodeID(node))
 	if !ok || len(e.MACs) == 0 {
 		return [6]byte{}, false
 	}
-	return p.peerMAC(e)
+	if mac, ok := p.peerMAC(e); ok {
+		return mac, true
+	}
+	if p.rails != nil {
+		// A routed map may reach the node only through another rail.
+		for _, local := range p.rails.macs {
+			if mac, ok := m.PeerMAC(p.NodeID(), e.ID, local); ok {
+				return mac, true
+			}
+		}
+	}
+	return [6]byte{}, false
 }
 
 // answerClosed reports whether this port answers frames for local port tp
@@ -888,7 +901,7 @@ func (p *Port) progress() {
 // ports of this unit.
 func (p *Port) refresh() {
 	p.openMask.Store(p.locks.openMask())
-	m, err := p.mapW.load()
+	m, err := p.mapW.Load()
 	if err != nil || m == nil {
 		return
 	}

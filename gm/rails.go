@@ -405,14 +405,20 @@ func (p *Port) railsDebug() string {
 }
 
 // peerMAC is the MAC frames for the node of e go to with one rail: the
-// peer's MAC of this port's rail number, else its first one.
+// route's peer MAC in a map made by a mapper (none if this interface has no
+// route to the node), else the peer's MAC of this port's rail number, else
+// its first one.
 func (p *Port) peerMAC(e MapEntry) ([6]byte, bool) {
 	if len(e.MACs) == 0 {
 		return [6]byte{}, false
 	}
-	if own, ok := p.nodeMap.Load().ByID(p.NodeID()); ok {
-		for i, m := range own.MACs {
-			if m == p.mac && i < len(e.MACs) {
+	m := p.nodeMap.Load()
+	if m.Routed() {
+		return m.PeerMAC(p.NodeID(), e.ID, p.mac)
+	}
+	if own, ok := m.ByID(p.NodeID()); ok {
+		for i, mac := range own.MACs {
+			if mac == p.mac && i < len(e.MACs) {
 				return e.MACs[i], true
 			}
 		}
@@ -438,8 +444,11 @@ func (rs *railSet) peer(node uint32) *railPeer {
 			return nil
 		}
 		pp = &railPeer{node: node}
-		rs.setMACs(pp, e)
+		rs.setMACs(pp, e, rs.mapSeen)
 		rs.peers[node] = pp
+	}
+	if pp.has == 0 {
+		return nil // the map has no route to the node
 	}
 	rs.last = pp
 	return pp
@@ -463,12 +472,25 @@ func (rs *railSet) remap(m *NodeMap) {
 			delete(rs.peers, node)
 			continue
 		}
-		rs.setMACs(pp, e)
+		rs.setMACs(pp, e, m)
 	}
 }
 
-func (rs *railSet) setMACs(pp *railPeer, e MapEntry) {
+func (rs *railSet) setMACs(pp *railPeer, e MapEntry, m *NodeMap) {
 	pp.has = 0
+	if m.Routed() {
+		// A map made by a mapper says which of the peer's MACs each of
+		// our interfaces reaches; a rail without a route to the peer does
+		// not carry its traffic.
+		for i, local := range rs.macs {
+			if mac, ok := m.PeerMAC(rs.self(), e.ID, local); ok {
+				pp.mac[i] = mac
+				pp.has |= 1 << i
+			}
+		}
+		pp.suspect &= pp.has
+		return
+	}
 	for i, n := range rs.num {
 		if n < len(e.MACs) {
 			pp.mac[i] = e.MACs[n]
