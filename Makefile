@@ -6,7 +6,7 @@ FUZZTIME ?= 15s
 RESULTS ?= results
 export RESULTS
 
-.PHONY: all build test fmt-check vet staticcheck build-check unit fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
+.PHONY: all build test fmt-check vet staticcheck build-check layering unit fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
 
 all: build
 
@@ -14,7 +14,7 @@ build:
 	CGO_ENABLED=0 $(GO) build ./...
 
 ## test: everything CI runs (installs missing Debian packages first).
-test: deps fmt-check vet staticcheck build-check unit fuzz
+test: deps fmt-check vet staticcheck build-check layering unit fuzz
 
 deps:
 	@scripts/deps.sh test
@@ -36,6 +36,10 @@ build-check:
 	@echo "== build with CGO_ENABLED=0 (linux), and the portable packages for darwin"
 	CGO_ENABLED=0 $(GO) build ./...
 	CGO_ENABLED=0 GOOS=darwin $(GO) build ./wire/... ./token/... ./gm/link/... ./capture/...
+
+layering:
+	@echo "== layering (go list -deps)"
+	@scripts/layering.sh
 
 unit:
 	@echo "== unit and netns integration tests (-race)"
