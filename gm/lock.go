@@ -82,7 +82,7 @@ func busyError(unit string, id, pid int, pi *PortInfo, cause error) error {
 			who += " (" + pi.Program + ")"
 		}
 	}
-	return fmt.Errorf("%w: port %d of unit %s is open in %s: %w", Busy, id, unit, who, cause)
+	return &statusError{st: Busy, msg: fmt.Sprintf("port %d of unit %s is open in %s", id, unit, who), cause: cause}
 }
 
 // Bits of the flags column of /proc/net/unix.
