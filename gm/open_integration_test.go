@@ -207,6 +207,7 @@ func TestIntegrationOpenErrors(t *testing.T) {
 	if !errors.Is(err, gm.NoSuchDevice) || !strings.HasSuffix(err.Error(), `: no interface "eth9" on this host (interfaces: eth0)`) || strings.Contains(err.Error(), "route") {
 		t.Fatalf("missing interface: %v", err)
 	}
+	t.Log(err)
 	err = open("eth0,eth9", 2, cfg)
 	if !errors.Is(err, gm.NoSuchDevice) || !strings.Contains(err.Error(), `no interface "eth9"`) {
 		t.Fatalf("missing second interface: %v", err)
@@ -222,12 +223,14 @@ func TestIntegrationOpenErrors(t *testing.T) {
 	if !errors.Is(err, gm.InvalidParameter) || !strings.Contains(err.Error(), bad+": malformed node map: line 3: ") {
 		t.Fatalf("malformed map: %v", err)
 	}
+	t.Log(err)
 
 	for _, id := range []int{0, 1, 3} {
 		err := open(h.Ifaces[0], id, cfg)
 		if !errors.Is(err, gm.PermissionDenied) || strings.Contains(err.Error(), "Config") || strings.Contains(err.Error(), "Privileged") {
 			t.Fatalf("reserved port %d: %v", id, err)
 		}
+		t.Log(err)
 	}
 }
 
@@ -253,6 +256,7 @@ func TestIntegrationOwnershipPerNamespace(t *testing.T) {
 	if !errors.Is(err, gm.Busy) || !strings.Contains(err.Error(), "port 2 of unit eth0 is open in process ") {
 		t.Fatalf("second open with another state directory: %v", err)
 	}
+	t.Log(err)
 	var ports []gm.PortInfo
 	if err := h1.Do(func() (err error) { ports, err = gm.ListPorts(h1.Ifaces[0]); return err }); err != nil {
 		t.Fatal(err)

@@ -280,7 +280,7 @@ func mapError(path string, err error) error {
 		return nil
 	case errors.Is(err, nodemap.ErrFormat):
 		// The watcher's error names the file and the line.
-		return fmt.Errorf("%w: node map %w", InvalidParameter, err)
+		return fmt.Errorf("%w: %w", InvalidParameter, err)
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("%w: node map %s cannot be read: %w", PermissionDenied, path, err)
 	}

@@ -20,7 +20,8 @@ import (
 // without touching the ports' fast path: the query is answered on a
 // goroutine of its own, which takes the port's mutex once.
 //
-// The JSON field names are given in the tags and are stable.
+// The JSON field names are given in the tags and are stable. A port that
+// is still opening answers with its identity only (Unit to NodeID).
 type PortInfo struct {
 	// Unit is the unit's name; Interfaces are its rails.
 	Unit       string   `json:"unit"`
