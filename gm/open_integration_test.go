@@ -261,7 +261,8 @@ func TestIntegrationOwnershipPerNamespace(t *testing.T) {
 	if err := h1.Do(func() (err error) { ports, err = gm.ListPorts(h1.Ifaces[0]); return err }); err != nil {
 		t.Fatal(err)
 	}
-	if len(ports) != 1 || ports[0].Host != h1.Name || ports[0].NodeID != 2 || ports[0].PID != os.Getpid() || len(ports[0].Rails) != 1 {
+	if len(ports) != 1 || ports[0].Host != h1.Name || ports[0].NodeID != 2 || ports[0].PID != os.Getpid() || len(ports[0].Rails) != 1 ||
+		len(ports[0].MACs) != 1 || ports[0].MACs[0] != h1.MACs[0].String() || ports[0].Rails[0].Interface != "eth0" {
 		t.Fatalf("ListPorts on host1 = %+v", ports)
 	}
 	p0.Close()

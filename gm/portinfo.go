@@ -9,6 +9,7 @@ import (
 
 	"github.com/ethergm/ethergm/ctl"
 	"github.com/ethergm/ethergm/gm/link"
+	"github.com/ethergm/ethergm/nodemap"
 )
 
 // PortInfo describes an open port: who holds it, what it knows of the node
@@ -38,6 +39,9 @@ type PortInfo struct {
 	Name string `json:"name"`
 	// Host is the port's host name (see Port.HostName).
 	Host string `json:"host"`
+	// MACs are the MAC addresses of the unit's rails, in the unit's order
+	// (the first is the port's unique id, Port.UniqueID).
+	MACs []string `json:"macs,omitempty"`
 	// NodeID is the host's node id; 0 until a node map lists the host.
 	NodeID NodeID `json:"node_id"`
 	// MapVersion is the version of the node map the port follows (0 for a
@@ -167,6 +171,9 @@ func (p *Port) Info() PortInfo {
 	pi.MapHosts = m.Len()
 	if !p.ready.Load() || p.closed.Load() {
 		return pi
+	}
+	for _, mac := range p.macs {
+		pi.MACs = append(pi.MACs, nodemap.FormatMAC(mac))
 	}
 	pi.Link = linkCounters(p.linkStats())
 	for _, r := range p.RailStats() {
