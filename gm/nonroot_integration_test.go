@@ -2,6 +2,7 @@ package gm_test
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/tests/netns"
 	"github.com/ethergm/ethergm/tests/netns/gmmap"
+	"golang.org/x/sys/unix"
 )
 
 // Environment of the port helper processes (portHelper).
@@ -151,7 +153,8 @@ func (h *helperProc) expect(prefix string) string {
 // 65534, no groups) in a copy of the test binary: with CAP_NET_RAW and
 // CAP_NET_ADMIN as ambient capabilities (setpriv) two hosts exchange
 // messages; with them as file capabilities (setcap on the binary, as the
-// README says) too; without them Open fails with PermissionDenied
+// README says, or the same attribute written directly if setcap is
+// missing) too; without them Open fails with PermissionDenied
 // (errors.Is(err, os.ErrPermission)). The processes name a state
 // directory that does not exist: opening a port writes nothing. It also
 // checks port ownership across processes: a port held by another process
@@ -267,16 +270,17 @@ func TestIntegrationNonRoot(t *testing.T) {
 	})
 	t.Run("AmbientCapabilities", func(t *testing.T) { exchange(t, ambient, bin) })
 	t.Run("FileCapabilities", func(t *testing.T) {
-		setcap, err := exec.LookPath("setcap")
-		if err != nil {
-			t.Skip("setcap (libcap2-bin) is not installed")
-		}
 		capBin := filepath.Join(dir, "gm-caps.test")
 		if err := os.WriteFile(capBin, data, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if out, err := exec.Command(setcap, "cap_net_raw,cap_net_admin+ep", capBin).CombinedOutput(); err != nil {
-			t.Fatalf("setcap: %v: %s", err, out)
+		if setcap, err := exec.LookPath("setcap"); err == nil {
+			if out, err := exec.Command(setcap, "cap_net_raw,cap_net_admin+ep", capBin).CombinedOutput(); err != nil {
+				t.Fatalf("setcap: %v: %s", err, out)
+			}
+		} else if err := setFileCaps(capBin); err != nil {
+			// What setcap writes, without libcap2-bin.
+			t.Fatalf("setting file capabilities: %v", err)
 		}
 		exchange(t, unprivileged, capBin)
 	})
@@ -306,4 +310,20 @@ func TestIntegrationNonRoot(t *testing.T) {
 		}
 		p.Close()
 	})
+}
+
+// setFileCaps gives path the file capabilities cap_net_raw,cap_net_admin+ep
+// as setcap(8) does: a version 2 security.capability attribute
+// (struct vfs_cap_data, little-endian on the machines EtherGM runs on).
+func setFileCaps(path string) error {
+	const (
+		capRevision2 = 0x02000000
+		capEffective = 0x000001
+		capNetAdmin  = 12
+		capNetRaw    = 13
+	)
+	var b [20]byte
+	binary.LittleEndian.PutUint32(b[0:], capRevision2|capEffective)
+	binary.LittleEndian.PutUint32(b[4:], 1<<capNetAdmin|1<<capNetRaw) // permitted, low word
+	return unix.Setxattr(path, "security.capability", b[:], 0)
 }
