@@ -1,7 +1,9 @@
 package gm_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,12 +19,29 @@ import (
 // map exists, then writes a map that lists only one of them, then the
 // whole map: until a map lists its host a port has node id 0 and its
 // sends fail at once with NodeIDNotYetSet; then the ports exchange
-// messages.
+// messages. With one rail and with two.
 func TestIntegrationOpenBeforeMap(t *testing.T) {
-	c := netns.New(t, netns.Options{Hosts: 2})
+	for _, rails := range []int{1, 2} {
+		t.Run(fmt.Sprintf("rails%d", rails), func(t *testing.T) { openBeforeMap(t, rails) })
+	}
+}
+
+func openBeforeMap(t *testing.T, rails int) {
+	c := netns.New(t, netns.Options{Hosts: 2, Rails: rails})
 	mapPath := filepath.Join(t.TempDir(), "map")
-	a := openPort(t, c.Hosts[0], 2, testConfig(c.Hosts[0], mapPath))
-	b := openPort(t, c.Hosts[1], 4, testConfig(c.Hosts[1], mapPath))
+	open := func(h *netns.Host, id int) *gm.Port {
+		var p *gm.Port
+		if err := h.Do(func() (err error) {
+			p, err = gm.Open(strings.Join(h.Ifaces, ","), id, "test", testConfig(h, mapPath))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		dumpOnFailure(t, h.Name, id, p)
+		return p
+	}
+	a, b := open(c.Hosts[0], 2), open(c.Hosts[1], 4)
 	for _, p := range []*gm.Port{a, b} {
 		if id := p.NodeID(); id != gm.NoSuchNodeID {
 			t.Fatalf("node id %d before any map", id)
@@ -83,6 +102,25 @@ func TestIntegrationOpenBeforeMap(t *testing.T) {
 	}
 	if e := recvEvent(t, a); string(e.Message) != "back" || e.SenderNode != 2 {
 		t.Fatalf("got %q from node %d", e.Message, e.SenderNode)
+	}
+	if rails > 1 {
+		// A message of several chunks uses both rails.
+		big := pattern(200<<10, 7)
+		bsize := gm.MinSizeForLength(len(big))
+		if err := b.ProvideReceiveBuffer(make([]byte, len(big)), bsize, gm.LowPriority, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.SendWithCallback(big, bsize, len(big), gm.LowPriority, 2, 4, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if e := recvEvent(t, b); !bytes.Equal(e.Message, big) {
+			t.Fatalf("200 KiB message differs")
+		}
+		for _, r := range a.RailStats() {
+			if r.Link.TxFrames < 10 {
+				t.Fatalf("rail %s sent %d frames", r.Interface, r.Link.TxFrames)
+			}
+		}
 	}
 	waitFor(t, 10*time.Second, "completions", func() bool {
 		a.Unknown(a.Receive())

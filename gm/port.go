@@ -1009,9 +1009,12 @@ func (p *Port) refresh() {
 	if err != nil || m == nil {
 		return
 	}
-	p.nodeMap.Store(m)
 	p.mapChanges.Add(1)
+	// The map and the node id change together under the mutex: the rails
+	// renumber themselves (under the mutex) from the map and this host's
+	// id when they first see a new map.
 	p.mu.Lock()
+	p.nodeMap.Store(m)
 	if e, ok := m.Self(p.cfgHost, p.macs...); ok {
 		if e.Host != *p.host.Load() {
 			name := e.Host
