@@ -28,12 +28,13 @@ type portOwner struct {
 	srv  *ctl.Server
 	mine int
 
-	mu     sync.Mutex // guards unix, buf, prefix and last
-	unix   *os.File   // /proc/thread-self/net/unix, or nil if it cannot be read
-	buf    []byte
-	prefix []byte    // "@" + ctl.PortName(unit, "") without the number
-	last   time.Time // when openMask last read unix
-	mask   uint32    // what it found
+	prefix []byte // "@ethergm/<unit>/port": the ports' socket names without the number
+
+	mu   sync.Mutex // guards unix, buf, last and mask
+	unix *os.File   // /proc/thread-self/net/unix, or nil if it cannot be read
+	buf  []byte
+	last time.Time // when openMask last read unix
+	mask uint32    // what it found
 }
 
 // claimRetries bounds how often claimPort retries a name whose holder
