@@ -116,8 +116,16 @@ func ifaceCounters(h *netns.Host) ([2][2]uint64, error) {
 }
 
 // allsizeBinary returns the path of gm_allsize: from dir if given, else
+// the one next to this program (make install puts them together), else
 // built into a temporary folder that cleanup removes.
 func allsizeBinary(dir string) (string, func(), error) {
+	if dir == "" {
+		if self, err := os.Executable(); err == nil {
+			if p := filepath.Join(filepath.Dir(self), "gm_allsize"); isExecutable(p) {
+				return p, func() {}, nil
+			}
+		}
+	}
 	if dir != "" {
 		p, err := filepath.Abs(filepath.Join(dir, "gm_allsize"))
 		if err != nil {
@@ -145,6 +153,12 @@ func allsizeBinary(dir string) (string, func(), error) {
 
 // start starts the command line args in h.
 func start(h *netns.Host, args []string) (*netns.Proc, error) { return h.Start(args[0], args[1:]...) }
+
+// isExecutable reports whether p is an executable regular file.
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
 
 // runIn runs the command line args in h and returns its output.
 func runIn(h *netns.Host, timeout time.Duration, args ...string) (string, error) {

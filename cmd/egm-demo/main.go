@@ -57,7 +57,7 @@ func run(args []string) int {
 	c.Flags.IntVar(&o.hosts, "hosts", 3, "hosts in the cluster (one switch per rail), at least 2")
 	c.Flags.IntVar(&o.rounds, "rounds", 20000, "link-level ping-pong round trips")
 	c.Flags.DurationVar(&o.streamFor, "stream", 2*time.Second, "how long to stream full frames")
-	c.Flags.StringVar(&o.bin, "bin", "", "the directory `DIR` holding gm_allsize (default: build it with go build)")
+	c.Flags.StringVar(&o.bin, "bin", "", "the directory `DIR` holding gm_allsize (default: next to egm-demo, else build it with go build)")
 	c.VerboseFlag(&o.verbose, "print every result line of gm_allsize, not only the first and last")
 	if code, done := c.Parse(args); done {
 		return code
