@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # deps.sh installs the Debian packages EtherGM's tests, demo or benchmarks need,
-# only those that are missing (idempotent). Usage: scripts/deps.sh test|bench|demo|screenshot
+# only those that are missing (idempotent).
+# Usage: scripts/deps.sh [--list] test|bench|demo|screenshot
+# --list prints "COMMAND PACKAGE" for every command of the set and installs nothing.
 #
 # "test" is everything `make test` runs: the unit tests, the netns suites
 # (which include TestNetnsBench and its UDP and TCP baselines) and the tshark
@@ -8,8 +10,18 @@
 # run a new program, add it here (command, then the Debian package that has it).
 set -euo pipefail
 
+list=0
+if [ "${1:-}" = --list ]; then
+	list=1
+	shift
+fi
+
 want=()
 need() { # need COMMAND PACKAGE
+	if [ $list = 1 ]; then
+		echo "$1 $2"
+		return 0
+	fi
 	command -v "$1" >/dev/null 2>&1 && return 0
 	local p
 	for p in "${want[@]}"; do
@@ -61,6 +73,7 @@ screenshot)
 	;;
 esac
 
+[ $list = 1 ] && exit 0
 [ ${#want[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
