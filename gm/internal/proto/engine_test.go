@@ -25,6 +25,7 @@ type simnet struct {
 	dup     float64
 	reorder float64
 	cut     bool // drop everything
+	lose    func(f []byte) bool // if set, frames it reports true for are lost
 	sent    int
 	slots   int // if > 0, engines added get a SlotOut with this many ring slots
 }
@@ -133,7 +134,7 @@ func (n *simnet) step() bool {
 		f := n.queue[i]
 		n.queue = append(n.queue[:i], n.queue[i+1:]...)
 		n.now += 2 * time.Microsecond
-		if n.cut || (n.drop > 0 && n.rng.Float64() < n.drop) {
+		if n.cut || (n.drop > 0 && n.rng.Float64() < n.drop) || (n.lose != nil && n.lose(f)) {
 			if h, err := wire.ParseFrame(f, 0x88b5); err == nil && debugNet {
 				println("DROP", n.now, h.Type().String(), h.Seq(), h.Ack())
 			}
