@@ -24,7 +24,7 @@ type simnet struct {
 	drop    float64
 	dup     float64
 	reorder float64
-	cut     bool // drop everything
+	cut     bool                // drop everything
 	lose    func(f []byte) bool // if set, frames it reports true for are lost
 	sent    int
 	slots   int // if > 0, engines added get a SlotOut with this many ring slots
