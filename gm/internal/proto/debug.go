@@ -38,7 +38,7 @@ func (e *Engine) Dump(now Time) string {
 				fmt.Fprintf(&b, "  tx -> node %d port %d pri %d: session %08x una %d nxt %d nextSeq %d hiSent %d inflight %d rtx [%d,%d) all=%v queued %d assigned %d",
 					p.node, port, pri, s.session, r(s.una), r(s.nxt), r(s.nextSeq), r(s.hiSent), diff(s.nxt, s.una),
 					r(s.rtxNext), r(s.rtxEnd), s.rtxAll, s.qLen, s.qAssigned)
-				fmt.Fprintf(&b, " opening %v (sent %v, leaving %08x) fresh %v", s.opening, s.openSent, s.prevSess, s.fresh)
+				fmt.Fprintf(&b, " opening %v (sent %v, leaving %08x)", s.opening, s.openSent, s.prevSess)
 				fmt.Fprintf(&b, " disabled %v active %v probing %v noBuf %v (since %s) backoff %v until %s rto %v at %s srtt %v lastHeard %s fastHold %s txCount %d lostBefore %d\n",
 					s.disabled, s.active, s.probing, s.noBuf, rel(s.noBufSince), s.backoff, rel(s.backoffUntil),
 					s.rto, rel(s.rtoAt), s.srtt, rel(s.lastHeard), rel(s.fastHold), s.txCount, s.lostBefore)

@@ -206,7 +206,6 @@ type txStream struct {
 	isn        uint32 // the session's first sequence number (chosen by the receiver)
 	opening    bool   // session is proposed (OPEN) and not yet answered (OPEN_ACK)
 	openSent   bool   // the OPEN went out; rtoAt is when it is repeated
-	fresh      bool   // no ACK of the session yet: piggybacked acks may be the previous session's
 	prevSess   uint32 // opening: the session left, whose delivered prefix the OPEN_ACK reports
 	nextSeq    uint32 // first seq not yet assigned to a message
 	una        uint32 // oldest unacknowledged seq
@@ -559,7 +558,7 @@ func (e *Engine) open(now Time, s *txStream) {
 // numbered anew from isn, and the session's first frame goes alone until it
 // is acknowledged.
 func (e *Engine) established(now Time, s *txStream, isn uint32) {
-	s.opening, s.openSent, s.prevSess, s.fresh = false, false, 0, true
+	s.opening, s.openSent, s.prevSess = false, false, 0
 	s.isn = isn
 	s.nextSeq, s.una, s.nxt, s.hiSent, s.rtxNext, s.rtxEnd = isn, isn, isn, isn, isn, isn
 	s.sacked.reset()

@@ -236,7 +236,7 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 	if fl&wire.FlagAckValid != 0 {
 		// A piggybacked ack, of the reverse stream; trusted only from a
 		// frame of the session this stream follows.
-		if s := p.tx[sp][pri]; s != nil && !s.disabled && !s.opening && !s.fresh {
+		if s := p.tx[sp][pri]; s != nil && !s.disabled && !s.opening {
 			s.lastHeard = now
 			e.onAckValue(now, s, h.Ack())
 		}

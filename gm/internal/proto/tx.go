@@ -81,7 +81,10 @@ func (e *Engine) addFrame(now Time, s *txStream, seq uint32, rtx, ackReq bool) b
 	}
 	ack := uint32(0)
 	var ackRS *rxStream
-	if rs := s.peer.rx[s.port][s.pri]; rs != nil && rs.valid && rs.ackState != ackNone && !rs.oooAny && !rs.dropped {
+	// A piggybacked ack names no session: none while the peer proposes a
+	// new one (rs.pendSess), which may be the peer's current session
+	// already (see onOpen).
+	if rs := s.peer.rx[s.port][s.pri]; rs != nil && rs.valid && rs.ackState != ackNone && !rs.oooAny && !rs.dropped && rs.pendSess == 0 {
 		fl |= wire.FlagAckValid
 		ack = rs.rcvNxt - 1
 		ackRS = rs
@@ -396,7 +399,6 @@ func (e *Engine) onAckValue(now Time, s *txStream, ack uint32) {
 func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
 	e.stats.AcksReceived++
 	s.lastHeard = now
-	s.fresh = false // the receiver follows the session: its piggybacked acks are of it
 	ack := h.Ack()
 	e.onAckValue(now, s, ack)
 	hold := s.srtt
@@ -527,10 +529,10 @@ func (e *Engine) sendOpen(now Time, s *txStream) {
 		TargetNode: p.node, SourceNode: e.cfg.NodeID, Session: s.session, Ack: s.prevSess,
 	}
 	e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], p.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, nil)
-	_ = e.out.Send(e.ctrlBuf) // if it fails, the timer repeats it
-	e.stats.OpensSent++
 	s.openSent = true
 	s.rtoAt = now + s.rto
+	e.stats.OpensSent++
+	_ = e.out.Send(e.ctrlBuf) // if it fails, the timer repeats it
 }
 
 // onOpenAck processes the receiver's answer to the OPEN of s's proposed
