@@ -84,6 +84,10 @@ type ProtocolCounters struct {
 	StaleDropped      uint64 `json:"stale_dropped"` // frames of a retired session dropped
 	Malformed         uint64 `json:"malformed"`
 	PartialBatches    uint64 `json:"partial_batches"`
+	OpensSent         uint64 `json:"opens_sent"`       // new sessions proposed (OPEN)
+	OpensReceived     uint64 `json:"opens_received"`   // OPEN frames received
+	OpenAcksSent      uint64 `json:"open_acks_sent"`   // OPEN_ACK answers sent
+	SessionsStarted   uint64 `json:"sessions_started"` // sessions adopted after a handshake
 }
 
 func protocolCounters(s Stats) ProtocolCounters {
@@ -92,6 +96,7 @@ func protocolCounters(s Stats) ProtocolCounters {
 		DataReceived: s.DataReceived, Duplicates: s.Duplicates, OutOfWindow: s.OutOfWindow, Delivered: s.Delivered,
 		NacksReceived: s.NacksReceived, AcksReceived: s.AcksReceived, Timeouts: s.Timeouts,
 		StaleDropped: s.StaleDropped, Malformed: s.Malformed, PartialBatches: s.PartialBatches,
+		OpensSent: s.OpensSent, OpensReceived: s.OpensReceived, OpenAcksSent: s.OpenAcksSent, SessionsStarted: s.SessionsStarted,
 	}
 }
 
@@ -111,6 +116,10 @@ func (c *ProtocolCounters) Add(o ProtocolCounters) {
 	c.StaleDropped += o.StaleDropped
 	c.Malformed += o.Malformed
 	c.PartialBatches += o.PartialBatches
+	c.OpensSent += o.OpensSent
+	c.OpensReceived += o.OpensReceived
+	c.OpenAcksSent += o.OpenAcksSent
+	c.SessionsStarted += o.SessionsStarted
 }
 
 // LinkCounters are a link's counters (link.Stats) under stable JSON names.
