@@ -142,6 +142,10 @@ const (
 	FlagAckValid Flags = 1 << 2
 	// FlagRetransmit marks a frame sent again after a timeout or NACK.
 	FlagRetransmit Flags = 1 << 3
+	// FlagAuth says the frame carries the cluster-key trailer (partition,
+	// key id and MAC) right after its payload: docs/PROTOCOL.md section 19,
+	// package wire/auth. Links without a cluster key never set it.
+	FlagAuth Flags = 1 << 7
 )
 
 var flagNames = [...]struct {
@@ -152,6 +156,7 @@ var flagNames = [...]struct {
 	{FlagAckRequest, "ACKREQ"},
 	{FlagAckValid, "ACKVALID"},
 	{FlagRetransmit, "RETRANSMIT"},
+	{FlagAuth, "AUTH"},
 }
 
 // String returns the set flags joined by "|" (for example "HIGH|ACKREQ"),

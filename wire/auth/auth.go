@@ -1,0 +1,230 @@
+// Package auth implements EtherGM's optional cluster key: a trailer that
+// carries a partition number and a keyed MAC after the payload of every
+// frame (docs/PROTOCOL.md section 19, docs/SECURITY.md).
+//
+// A sealed frame is the ordinary frame with wire.FlagAuth set in its header
+// (and its CRC32C recomputed), followed by a 20-byte trailer:
+//
+//	trailer
+//	offset   0               1               2               3
+//	        +---------------+---------------+---------------+---------------+
+//	   0    |           partition           |    key id     |   reserved    |
+//	        +---------------+---------------+---------------+---------------+
+//	   4    |        tag: SipHash-2-4-128 (key, frame bytes 0 .. trailer 3)  |
+//	        :                            (16 bytes)                          :
+//	        +---------------------------------------------------------------+
+//
+// The tag covers the whole frame from the first byte of the Ethernet header
+// (MAC addresses and EtherType included) to the end of the payload, and the
+// first four bytes of the trailer. Package link seals every frame it sends
+// and opens (verifies and strips) every frame it receives when its
+// Config.Auth is set; nothing else in EtherGM sees the trailer.
+//
+// The package is pure (no I/O) and allocation-free on the data path. An
+// Authenticator is immutable after New and safe for concurrent use.
+package auth
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"strings"
+
+	"github.com/dchest/siphash"
+
+	"github.com/ethergm/ethergm/wire"
+)
+
+// Trailer layout.
+const (
+	// TrailerLen is the length of the trailer a sealed frame carries after
+	// its payload.
+	TrailerLen = 20
+	// TagLen is the length of the MAC at the end of the trailer.
+	TagLen = 16
+	// OffPartition, OffKeyID, OffReserved and OffTag are the offsets of the
+	// trailer's fields from its first byte.
+	OffPartition = 0
+	OffKeyID     = 2
+	OffReserved  = 3
+	OffTag       = 4
+	// MinSecretLen is the shortest secret NewKey accepts, in bytes.
+	MinSecretLen = 16
+	// MaxKeys is how many keys an Authenticator accepts at once: the
+	// current key and, during a key rotation, one other.
+	MaxKeys = 2
+)
+
+// kdfLabel separates the derivation of SipHash keys from any other use of
+// the same secret.
+const kdfLabel = "EtherGM cluster key v1\x00"
+
+// Errors returned by Open. Each means the frame must be dropped; a link
+// counts ErrPartition in Stats.ForeignPartition and the others in
+// Stats.AuthFailures.
+var (
+	// ErrNoTrailer means the frame does not say it carries a trailer
+	// (wire.FlagAuth clear) or is too short to hold one: it was sent by a
+	// host without a cluster key, or forged.
+	ErrNoTrailer = errors.New("auth: frame has no cluster-key trailer")
+	// ErrPartition means the trailer names another partition.
+	ErrPartition = errors.New("auth: frame of another partition")
+	// ErrTag means no configured key produces the frame's tag: a wrong key,
+	// a forged frame, or a frame changed after it was sealed.
+	ErrTag = errors.New("auth: bad frame tag")
+	// ErrSecret is returned by NewKey and ParseKeyFile for a secret that
+	// is too short, and by New for a bad number of keys.
+	ErrSecret = errors.New("auth: bad cluster key")
+)
+
+// Key is a cluster key derived from a shared secret. The zero Key is not
+// valid.
+type Key struct {
+	k0, k1 uint64
+	id     uint8
+	ok     bool
+}
+
+// NewKey derives a Key from secret, which must hold at least MinSecretLen
+// bytes (use a random one, e.g. 32 random bytes in base64). The SipHash key
+// and the key id are the first 17 bytes of SHA-256(label || secret).
+func NewKey(secret []byte) (Key, error) {
+	if len(secret) < MinSecretLen {
+		return Key{}, ErrSecret
+	}
+	h := sha256.New()
+	h.Write([]byte(kdfLabel))
+	h.Write(secret)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return Key{
+		k0: binary.LittleEndian.Uint64(sum[0:8]),
+		k1: binary.LittleEndian.Uint64(sum[8:16]),
+		id: sum[16],
+		ok: true,
+	}, nil
+}
+
+// ID returns the key id, an 8-bit fingerprint of the key that sealed frames
+// carry so that a receiver holding two keys knows which one to try (and a
+// capture shows which key was used). It does not reveal the key.
+func (k Key) ID() uint8 { return k.id }
+
+// ParseKeyFile parses the contents of a cluster key file: one secret per
+// line, surrounding white space removed; empty lines and lines starting
+// with '#' are ignored. The first secret is the current key (it seals and
+// opens); a second one is accepted when opening only, for key rotation
+// (docs/SECURITY.md). Each must have at least MinSecretLen bytes.
+func ParseKeyFile(data []byte) ([]Key, error) {
+	var keys []Key
+	for line := range bytes.Lines(data) {
+		s := strings.TrimSpace(string(line))
+		if s == "" || s[0] == '#' {
+			continue
+		}
+		k, err := NewKey([]byte(s))
+		if err != nil {
+			return nil, errors.New("auth: a cluster key file line holds fewer than 16 bytes")
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 || len(keys) > MaxKeys {
+		return nil, errors.New("auth: a cluster key file must hold one secret, or two during a key rotation")
+	}
+	return keys, nil
+}
+
+// Authenticator seals and opens the frames of one partition with one or
+// two keys.
+type Authenticator struct {
+	keys      [MaxKeys]Key
+	n         int
+	partition uint16
+}
+
+// New returns an Authenticator for partition that seals with keys[0] and
+// opens frames sealed with any of keys (one, or two during a key rotation).
+func New(partition uint16, keys ...Key) (*Authenticator, error) {
+	if len(keys) == 0 || len(keys) > MaxKeys {
+		return nil, ErrSecret
+	}
+	a := &Authenticator{partition: partition, n: len(keys)}
+	for i, k := range keys {
+		if !k.ok {
+			return nil, ErrSecret
+		}
+		a.keys[i] = k
+	}
+	return a, nil
+}
+
+// Partition returns the partition the Authenticator seals and accepts.
+func (a *Authenticator) Partition() uint16 { return a.partition }
+
+// KeyID returns the id of the key that seals.
+func (a *Authenticator) KeyID() uint8 { return a.keys[0].id }
+
+// Seal turns the EtherGM frame at the start of b into a sealed frame and
+// returns its length, or 0 if b does not start with a well-formed EtherGM
+// frame (then b is unchanged; a link sends such bytes as they are, and
+// receivers with the key drop them). The frame's declared length n
+// (wire.FrameLen) must leave room for the trailer: len(b) >= n+TrailerLen.
+// Seal sets wire.FlagAuth, recomputes the CRC32C and writes the trailer at
+// b[n:]; bytes after the declared length (padding) are overwritten. It does
+// not allocate.
+func (a *Authenticator) Seal(b []byte) int {
+	n := wire.FrameLen(b)
+	if n < 0 || n+TrailerLen > len(b) {
+		return 0
+	}
+	h := wire.Header(b[wire.EthHeaderLen:n])
+	if h.Len()+h.PayloadLen() != len(h) {
+		return 0
+	}
+	h.SetFlags(h.Flags() | wire.FlagAuth)
+	h.UpdateCRC()
+	t := b[n : n+TrailerLen]
+	binary.BigEndian.PutUint16(t[OffPartition:], a.partition)
+	t[OffKeyID] = a.keys[0].id
+	t[OffReserved] = 0
+	k := &a.keys[0]
+	h0, h1 := siphash.Hash128(k.k0, k.k1, b[:n+OffTag])
+	binary.BigEndian.PutUint64(t[OffTag:], h0)
+	binary.BigEndian.PutUint64(t[OffTag+8:], h1)
+	return n + TrailerLen
+}
+
+// Open verifies the sealed frame at the start of b, whose declared length
+// (wire.FrameLen) is n, and returns nil if its trailer, at b[n:], names
+// this partition and carries the tag of one of the keys. The caller has
+// already checked the frame (wire.ParseFrame) and may check the CRC before
+// or after. It checks, in order: wire.FlagAuth and room for the trailer
+// (ErrNoTrailer), the partition (ErrPartition), the tag (ErrTag). It does
+// not allocate and takes the same time for every tag of a given frame.
+func (a *Authenticator) Open(b []byte, n int) error {
+	if n < wire.MinFrameLen || n+TrailerLen > len(b) {
+		return ErrNoTrailer
+	}
+	if wire.Header(b[wire.EthHeaderLen:]).Flags()&wire.FlagAuth == 0 {
+		return ErrNoTrailer
+	}
+	t := b[n : n+TrailerLen]
+	if binary.BigEndian.Uint16(t[OffPartition:]) != a.partition {
+		return ErrPartition
+	}
+	id := t[OffKeyID]
+	t0 := binary.BigEndian.Uint64(t[OffTag:])
+	t1 := binary.BigEndian.Uint64(t[OffTag+8:])
+	for i := 0; i < a.n; i++ {
+		k := &a.keys[i]
+		if k.id != id {
+			continue
+		}
+		h0, h1 := siphash.Hash128(k.k0, k.k1, b[:n+OffTag])
+		if (h0^t0)|(h1^t1) == 0 {
+			return nil
+		}
+	}
+	return ErrTag
+}
