@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/ethergm/ethergm/wire"
+	"github.com/ethergm/ethergm/wire/auth"
 )
 
 // PortMask selects target ports: bit p accepts frames whose target port
@@ -107,6 +109,58 @@ type Config struct {
 	// only valid during the call. Tap runs on the receiving or sending
 	// goroutine and must not call methods of the Link.
 	Tap func(frame []byte, outgoing bool)
+	// Auth, if set, is the cluster key (docs/SECURITY.md): every frame
+	// sent is sealed (wire.FlagAuth, a trailer with the partition and a
+	// MAC after the payload) and every frame received must carry a valid
+	// trailer of Auth's partition, which is checked and stripped before
+	// Recv and Wait return the frame; others are dropped and counted
+	// (Stats.AuthFailures, Stats.ForeignPartition). MTU then reports
+	// auth.TrailerLen bytes less than the interface's. If Auth is nil,
+	// Open takes the key from the file EnvClusterKeyFile names, if set
+	// (partition: EnvPartition); without either, frames are neither sealed
+	// nor checked.
+	Auth *auth.Authenticator
+}
+
+// Environment variables read by Open when Config.Auth is nil.
+const (
+	// EnvClusterKeyFile names a cluster key file (auth.ParseKeyFile: one
+	// secret per line; a second line during a key rotation).
+	EnvClusterKeyFile = "ETHERGM_CLUSTER_KEY_FILE"
+	// EnvPartition is the partition number (0..65535, decimal or 0x hex)
+	// used with EnvClusterKeyFile; unset means 0.
+	EnvPartition = "ETHERGM_PARTITION"
+)
+
+// LoadAuth reads the cluster key file at path and returns an Authenticator
+// for partition.
+func LoadAuth(path string, partition uint16) (*auth.Authenticator, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := auth.ParseKeyFile(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return auth.New(partition, keys...)
+}
+
+// AuthFromEnv returns the Authenticator that EnvClusterKeyFile and
+// EnvPartition describe, or nil if EnvClusterKeyFile is unset or empty.
+func AuthFromEnv() (*auth.Authenticator, error) {
+	path := os.Getenv(EnvClusterKeyFile)
+	if path == "" {
+		return nil, nil
+	}
+	var part uint64
+	if s := os.Getenv(EnvPartition); s != "" {
+		var err error
+		if part, err = strconv.ParseUint(s, 0, 16); err != nil {
+			return nil, fmt.Errorf("%s=%q: a partition is a number from 0 to 65535", EnvPartition, s)
+		}
+	}
+	return LoadAuth(path, uint16(part))
 }
 
 // Stats are the counters of a Link. Counters only grow.
@@ -128,6 +182,14 @@ type Stats struct {
 	// EtherGM frames (version, type, lengths) or because the ring held
 	// inconsistent offsets.
 	Malformed uint64
+	// AuthFailures counts frames dropped by a Link with a cluster key
+	// (Config.Auth) because they carried no trailer or a bad MAC: frames
+	// of hosts without the key, forged or altered frames (a corrupted
+	// trailer lands here too, other corruption in CRCErrors).
+	AuthFailures uint64
+	// ForeignPartition counts frames dropped by a Link with a cluster key
+	// because their trailer named another partition.
+	ForeignPartition uint64
 	// Mode is Link.Mode.
 	Mode string
 }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ethergm/ethergm/wire"
+	"github.com/ethergm/ethergm/wire/auth"
 )
 
 // Tuning constants of the Linux implementation.
@@ -70,8 +71,11 @@ type Link struct {
 	saDev, saLo unix.RawSockaddrLinklayer
 	hw          net.HardwareAddr
 	mac         [6]byte
-	mtu         int
+	mtu         int // the interface's
+	umtu        int // what frames may use: mtu, less auth.TrailerLen with a cluster key
 	cfg         Config
+	auth        *auth.Authenticator // cluster key (nil: none)
+	sealBuf     []byte              // Send's sealing buffer (with a cluster key); under txMu
 	spin        time.Duration
 	mode        string
 
@@ -127,7 +131,14 @@ func Open(ifname string, cfg *Config) (*Link, error) {
 	if c.TxFrames <= 0 {
 		c.TxFrames = DefaultTxFrames
 	}
-	l := &Link{name: ifname, cfg: c, fdR: -1, fdD: -1, fdT: -1, efd: -1}
+	l := &Link{name: ifname, cfg: c, fdR: -1, fdD: -1, fdT: -1, efd: -1, auth: c.Auth}
+	if l.auth == nil {
+		a, err := AuthFromEnv()
+		if err != nil {
+			return nil, &OpError{Op: "cluster key", Interface: ifname, Err: err}
+		}
+		l.auth = a
+	}
 	switch {
 	case c.SpinTime == 0:
 		l.spin = DefaultSpinTime
@@ -163,6 +174,14 @@ func (l *Link) open() error {
 		return &OpError{Op: "lookup", Interface: l.name, Err: ErrMTU, Detail: strconv.Itoa(ifi.MTU)}
 	}
 	l.ifindex, l.mtu, l.hw = ifi.Index, ifi.MTU, ifi.HardwareAddr
+	l.umtu = l.mtu
+	if l.auth != nil {
+		l.umtu = l.mtu - auth.TrailerLen
+		if l.umtu < MinMTU {
+			return &OpError{Op: "lookup", Interface: l.name, Err: ErrMTU, Detail: strconv.Itoa(ifi.MTU) + ", less a cluster-key trailer of " + strconv.Itoa(auth.TrailerLen)}
+		}
+		l.sealBuf = make([]byte, wire.EthHeaderLen+l.mtu)
+	}
 	copy(l.mac[:], ifi.HardwareAddr)
 	l.bindIndex = l.ifindex
 	if lo, err := net.InterfaceByName("lo"); err == nil && lo.Flags&net.FlagLoopback != 0 && lo.Index != l.ifindex {
@@ -242,7 +261,7 @@ func (l *Link) open() error {
 	if err := l.attachFilter(l.fdR, l.filter(acceptAll)); err != nil {
 		return err
 	}
-	l.rx = rxRing{macOff: rxMacOff, etherType: l.cfg.EtherType, noCRC: l.cfg.NoCRCCheck, openBlock: kind == rxOpenBlock}
+	l.rx = rxRing{macOff: rxMacOff, etherType: l.cfg.EtherType, noCRC: l.cfg.NoCRCCheck, auth: l.auth, openBlock: kind == rxOpenBlock}
 	if kind == rxV2 {
 		fs := 2048
 		for fs < rxMacOffV2+wire.EthHeaderLen+l.mtu {
@@ -443,8 +462,9 @@ func (l *Link) setupTx() error {
 func (l *Link) HardwareAddr() net.HardwareAddr { return l.hw }
 
 // MTU returns the interface MTU at Open time: the largest frame is
-// MTU()+14 bytes.
-func (l *Link) MTU() int { return l.mtu }
+// MTU()+14 bytes. With a cluster key it is the interface MTU less
+// auth.TrailerLen, which the sealed frames need.
+func (l *Link) MTU() int { return l.umtu }
 
 // Name returns the interface name.
 func (l *Link) Name() string { return l.name }
@@ -485,7 +505,11 @@ func (l *Link) recvLocked(frames [][]byte) int {
 		n++
 		bytes += len(f)
 		if l.cfg.Tap != nil {
-			l.cfg.Tap(f, false)
+			if l.auth != nil {
+				l.cfg.Tap(f[:len(f)+auth.TrailerLen], false) // as received, sealed
+			} else {
+				l.cfg.Tap(f, false)
+			}
 		}
 	}
 	if n > 0 {
@@ -653,7 +677,7 @@ func (l *Link) isSelf(frame []byte) bool {
 }
 
 func (l *Link) checkSize(frame []byte) error {
-	if len(frame) < wire.EthHeaderLen || len(frame) > wire.EthHeaderLen+l.mtu {
+	if len(frame) < wire.EthHeaderLen || len(frame) > wire.EthHeaderLen+l.umtu {
 		return ErrFrameSize
 	}
 	return nil
@@ -673,6 +697,13 @@ func (l *Link) Send(frame []byte) error {
 	}
 	if err := l.checkSize(frame); err != nil {
 		return err
+	}
+	if l.auth != nil {
+		n := copy(l.sealBuf, frame)
+		if m := l.auth.Seal(l.sealBuf); m > 0 {
+			n = m
+		}
+		frame = l.sealBuf[:n]
 	}
 	return l.sendLocked(frame)
 }
@@ -751,6 +782,13 @@ func (l *Link) SendBatch(frames [][]byte) (int, error) {
 			return i, err
 		}
 		if l.isSelf(f) {
+			if l.auth != nil {
+				n := copy(l.sealBuf, f)
+				if m := l.auth.Seal(l.sealBuf); m > 0 {
+					n = m
+				}
+				f = l.sealBuf[:n]
+			}
 			if err := l.sendLocked(f); err != nil {
 				return i, err
 			}
@@ -761,6 +799,11 @@ func (l *Link) SendBatch(frames [][]byte) (int, error) {
 			return i, err
 		}
 		n := copy(s, f)
+		if l.auth != nil {
+			if m := l.auth.Seal(s); m > 0 {
+				n = m
+			}
+		}
 		l.commitLocked(s[:n])
 	}
 	return len(frames), l.kick()
@@ -852,6 +895,11 @@ func (l *Link) TxCommit(n int) error {
 	if err := l.checkSize(s[:n]); err != nil {
 		return err
 	}
+	if l.auth != nil {
+		if m := l.auth.Seal(s[:n+auth.TrailerLen]); m > 0 {
+			n = m
+		}
+	}
 	if l.isSelf(s) {
 		return l.sendLocked(s[:n])
 	}
@@ -878,15 +926,17 @@ func (l *Link) Stats() Stats {
 		l.pollKernelStats()
 	}
 	return Stats{
-		RxFrames:     l.rxFrames.load(),
-		RxBytes:      l.rxBytes.load(),
-		TxFrames:     l.txFrames.load(),
-		TxBytes:      l.txBytes.load(),
-		KernelDrops:  l.kernelDrops,
-		QueueFreezes: l.freezes,
-		CRCErrors:    l.rx.crcErrors.load(),
-		Malformed:    l.rx.malformed.load(),
-		Mode:         l.mode,
+		RxFrames:         l.rxFrames.load(),
+		RxBytes:          l.rxBytes.load(),
+		TxFrames:         l.txFrames.load(),
+		TxBytes:          l.txBytes.load(),
+		KernelDrops:      l.kernelDrops,
+		QueueFreezes:     l.freezes,
+		CRCErrors:        l.rx.crcErrors.load(),
+		Malformed:        l.rx.malformed.load(),
+		AuthFailures:     l.rx.authFailures.load(),
+		ForeignPartition: l.rx.foreignPartition.load(),
+		Mode:             l.mode,
 	}
 }
 

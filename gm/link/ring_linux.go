@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ethergm/ethergm/wire"
+	"github.com/ethergm/ethergm/wire/auth"
 )
 
 // Layout of the TPACKET_V3 ring structures (<linux/if_packet.h>). Every
@@ -98,10 +99,11 @@ type rxRing struct {
 	v2        bool // TPACKET_V2 ring of nFrames slots of frameSize bytes
 	frameSize int
 	nFrames   int
-	openBlock bool   // also read the block the kernel is filling
-	macOff    int    // frame offset from the packet header in an open block
-	etherType uint16 // EtherType of accepted frames
-	noCRC     bool   // deliver frames with a bad CRC
+	openBlock bool                // also read the block the kernel is filling
+	macOff    int                 // frame offset from the packet header in an open block
+	etherType uint16              // EtherType of accepted frames
+	noCRC     bool                // deliver frames with a bad CRC
+	auth      *auth.Authenticator // cluster key: open (verify and strip) every frame; nil: none
 
 	blk       int    // current block index (V2: current slot)
 	consumed  uint32 // packets of the current block already taken (delivered or dropped)
@@ -110,8 +112,10 @@ type rxRing struct {
 	poisoned  bool   // the current block holds inconsistent offsets: skip its remaining packets
 	pending   int    // finished blocks (V2: slots) before blk whose release waits for the next Recv call
 
-	crcErrors counter
-	malformed counter
+	crcErrors        counter
+	malformed        counter
+	authFailures     counter
+	foreignPartition counter
 }
 
 // word returns a pointer to the u32 at mem[off]; off+4 <= len(mem) and
@@ -367,6 +371,19 @@ func (r *rxRing) check(region []byte) ([]byte, bool) {
 	}
 	if !r.noCRC && !h.CheckCRC() {
 		r.crcErrors.add(1)
+		return nil, false
+	}
+	if r.auth != nil {
+		// The trailer follows the declared length; the view keeps it in
+		// its capacity for the Tap.
+		switch err := r.auth.Open(region, n); err {
+		case nil:
+			return region[: n : n+auth.TrailerLen], true
+		case auth.ErrPartition:
+			r.foreignPartition.add(1)
+		default:
+			r.authFailures.add(1)
+		}
 		return nil, false
 	}
 	return frame, true
