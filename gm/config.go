@@ -89,6 +89,28 @@ type Config struct {
 	// Link tunes the port's link (Ports, SpinTime and QdiscBypass are set
 	// by Open).
 	Link link.Config
+	// ClusterKeyFile names the cluster key file (docs/SECURITY.md): every
+	// frame the port sends is then authenticated, and frames without a
+	// valid MAC of the key, or of another Partition, are dropped. "" means
+	// $ETHERGM_CLUSTER_KEY_FILE (with $ETHERGM_PARTITION), else no key.
+	// All hosts of a cluster, their mapper included, must use the same
+	// key and partition. Link.Auth, if set, takes precedence.
+	ClusterKeyFile string
+	// Partition is the partition number used with ClusterKeyFile.
+	Partition uint16
+}
+
+// linkAuth puts the cluster key of ClusterKeyFile, if any, into lc.
+func (c *Config) linkAuth(lc *link.Config) error {
+	if lc.Auth != nil || c.ClusterKeyFile == "" {
+		return nil // link.Open takes the environment's key, if any
+	}
+	a, err := link.LoadAuth(c.ClusterKeyFile, c.Partition)
+	if err != nil {
+		return fmt.Errorf("%w: cluster key: %w", InvalidParameter, err)
+	}
+	lc.Auth = a
+	return nil
 }
 
 func (c *Config) host() (string, error) {

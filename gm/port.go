@@ -223,6 +223,10 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	lc.Ports = link.AllPorts
 	lc.SpinTime = -1
 	lc.QdiscBypass = !c.UseQdisc
+	if err := c.linkAuth(&lc); err != nil {
+		p.owner.release()
+		return nil, err
+	}
 	if lc.Tap == nil {
 		// ETHERGM_PCAP=/path/x-%p.pcapng records every frame the port
 		// sends and receives (one file per process, shared by its ports).

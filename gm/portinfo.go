@@ -132,14 +132,19 @@ type LinkCounters struct {
 	QueueFreezes uint64 `json:"queue_freezes"` // times the kernel found the ring full
 	CRCErrors    uint64 `json:"crc_errors"`    // frames dropped for a bad CRC32C
 	Malformed    uint64 `json:"malformed"`     // frames dropped as malformed
-	Mode         string `json:"mode,omitempty"`
+	// AuthFailures and ForeignPartition count frames dropped for a
+	// missing or bad cluster-key MAC and for another partition
+	// (docs/SECURITY.md); always 0 without a cluster key.
+	AuthFailures     uint64 `json:"auth_failures,omitempty"`
+	ForeignPartition uint64 `json:"foreign_partition,omitempty"`
+	Mode             string `json:"mode,omitempty"`
 }
 
 func linkCounters(s link.Stats) LinkCounters {
 	return LinkCounters{
 		RxFrames: s.RxFrames, RxBytes: s.RxBytes, TxFrames: s.TxFrames, TxBytes: s.TxBytes,
 		KernelDrops: s.KernelDrops, QueueFreezes: s.QueueFreezes, CRCErrors: s.CRCErrors,
-		Malformed: s.Malformed, Mode: s.Mode,
+		Malformed: s.Malformed, AuthFailures: s.AuthFailures, ForeignPartition: s.ForeignPartition, Mode: s.Mode,
 	}
 }
 
@@ -153,6 +158,8 @@ func (c *LinkCounters) Add(o LinkCounters) {
 	c.QueueFreezes += o.QueueFreezes
 	c.CRCErrors += o.CRCErrors
 	c.Malformed += o.Malformed
+	c.AuthFailures += o.AuthFailures
+	c.ForeignPartition += o.ForeignPartition
 }
 
 // RailInfo is one rail of a port (RailStats under stable JSON names).

@@ -284,13 +284,25 @@ func (c *Command) RemoteHostFlag(p *string, usage string) {
 	c.Flags.StringVar(p, "remote-host", "", or(usage, remoteUsage))
 }
 
-// GMFlags registers --hostname, --map-file and --state-dir into cfg.Host,
-// cfg.MapFile and cfg.StateDir. Left empty, the gm package falls back to
-// $ETHERGM_HOST, $ETHERGM_MAP and $ETHERGM_STATE_DIR, then to its defaults.
+// GMFlags registers --hostname, --map-file, --state-dir,
+// --cluster-key-file and --partition into cfg.Host, cfg.MapFile,
+// cfg.StateDir, cfg.ClusterKeyFile and cfg.Partition. Left empty, the gm
+// package falls back to $ETHERGM_HOST, $ETHERGM_MAP, $ETHERGM_STATE_DIR
+// and $ETHERGM_CLUSTER_KEY_FILE, then to its defaults.
 func (c *Command) GMFlags(cfg *gm.Config) {
 	c.HostnameFlag(&cfg.Host, "")
 	c.MapFileFlag(&cfg.MapFile, "")
 	c.StateDirFlag(&cfg.StateDir, "")
+	c.ClusterKeyFlags(&cfg.ClusterKeyFile, &cfg.Partition)
+}
+
+// ClusterKeyFlags registers --cluster-key-file FILE and --partition N
+// into file and partition (docs/SECURITY.md).
+func (c *Command) ClusterKeyFlags(file *string, partition *uint16) {
+	c.Flags.StringVar(file, "cluster-key-file", "",
+		"authenticate every frame with the cluster key in `FILE` (default: $ETHERGM_CLUSTER_KEY_FILE; none: no key)")
+	c.Flags.Uint16Var(partition, "partition", 0,
+		"the partition `N` (0..65535) of the --cluster-key-file key (the key of $ETHERGM_CLUSTER_KEY_FILE takes $ETHERGM_PARTITION)")
 }
 
 // HostnameFlag registers --hostname NAME into p.

@@ -1,0 +1,107 @@
+package gm_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/tests/netns"
+)
+
+// TestIntegrationClusterKeyPorts: ports of host0 and host1 share a cluster
+// key (partition 1) and exchange messages of every length class, segmented
+// to the MTU the trailer leaves; a port of host2 without the key, and one
+// with the key in partition 2, reach nothing on host1: their sends fail,
+// host1 delivers nothing of theirs and counts their frames.
+func TestIntegrationClusterKeyPorts(t *testing.T) {
+	c := netns.New(t, netns.Options{Hosts: 3})
+	m := writeMap(t, c)
+	keyFile := filepath.Join(t.TempDir(), "cluster.key")
+	if err := os.WriteFile(keyFile, []byte("# test key\nports-cluster-key-0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keyed := func(h *netns.Host, partition uint16) *gm.Config {
+		cfg := testConfig(h, m)
+		cfg.ClusterKeyFile, cfg.Partition = keyFile, partition
+		return cfg
+	}
+	a := openPort(t, c.Hosts[0], 2, keyed(c.Hosts[0], 1))
+	b := openPort(t, c.Hosts[1], 4, keyed(c.Hosts[1], 1))
+	noKey := testConfig(c.Hosts[2], m)
+	noKey.LivenessTimeout, noKey.ProgressTimeout = 2*time.Second, 2*time.Second
+	x := openPort(t, c.Hosts[2], 2, noKey)
+	other := keyed(c.Hosts[2], 2)
+	other.LivenessTimeout, other.ProgressTimeout = 2*time.Second, 2*time.Second
+	y := openPort(t, c.Hosts[2], 5, other)
+
+	lengths := []int{0, 8, 1400, 1500, 70000}
+	for _, n := range lengths {
+		for i := 0; i < 2; i++ {
+			if err := b.ProvideReceiveBuffer(make([]byte, 1<<gm.MinSizeForLength(n)), gm.MinSizeForLength(n), gm.LowPriority, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got := make(chan []byte, 16)
+	from := make(chan gm.NodeID, 16)
+	lb := startLoop(b, func(e *gm.Event) {
+		got <- bytes.Clone(e.Message)
+		from <- e.SenderNode
+		_ = b.ProvideReceiveBuffer(e.Buffer, e.Size, e.Priority, e.Tag)
+	})
+	defer lb.Stop()
+	ca := newCompletions()
+	la := startLoop(a, nil)
+	defer la.Stop()
+	for i, n := range lengths {
+		msg := pattern(n, uint64(i))
+		if err := a.SendWithCallback(msg, gm.MinSizeForLength(n), n, gm.LowPriority, b.NodeID(), 4, ca.cb, i); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case g := <-got:
+			if !bytes.Equal(g, msg) || <-from != a.NodeID() {
+				t.Fatalf("message %d (%d bytes) arrived changed", i, n)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("message %d (%d bytes) did not arrive", i, n)
+		}
+	}
+	for _, cp := range ca.wait(t, len(lengths), 10*time.Second) {
+		if cp.st != gm.Success {
+			t.Fatalf("send %d: %v", cp.id, cp.st)
+		}
+	}
+
+	// The strangers: no key, and the key in another partition.
+	cx := newCompletions()
+	lx := startLoop(x, nil)
+	defer lx.Stop()
+	ly := startLoop(y, nil)
+	defer ly.Stop()
+	if err := x.SendWithCallback([]byte("intruder"), gm.MinSizeForLength(8), 8, gm.LowPriority, b.NodeID(), 4, cx.cb, 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := y.SendWithCallback([]byte("neighbor"), gm.MinSizeForLength(8), 8, gm.LowPriority, b.NodeID(), 4, cx.cb, 101); err != nil {
+		t.Fatal(err)
+	}
+	for _, cp := range cx.wait(t, 2, 20*time.Second) {
+		if cp.st == gm.Success {
+			t.Fatalf("send %d from outside the cluster succeeded", cp.id)
+		}
+		t.Logf("send %d from outside the cluster: %v", cp.id, cp.st)
+	}
+	select {
+	case g := <-got:
+		t.Fatalf("host1 delivered %q from outside the cluster", g)
+	case <-time.After(100 * time.Millisecond):
+	}
+	li := b.Info().Link
+	if li.AuthFailures == 0 || li.ForeignPartition == 0 {
+		t.Fatalf("host1's link counters: %+v", li)
+	}
+	t.Logf("host1 dropped %d frames without a valid MAC and %d of partition 2", li.AuthFailures, li.ForeignPartition)
+}
