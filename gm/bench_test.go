@@ -2,6 +2,8 @@ package gm_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,8 +15,21 @@ import (
 )
 
 func benchPair(b *testing.B, c *netns.Cluster) (*gm.Port, *gm.Port) {
+	return benchPairKey(b, c, false)
+}
+
+// benchPairKey is benchPair with, if key is set, a cluster key on both
+// ports.
+func benchPairKey(b *testing.B, c *netns.Cluster, key bool) (*gm.Port, *gm.Port) {
 	m := writeMap(b, c)
 	ca, cb := testConfig(c.Hosts[0], m), testConfig(c.Hosts[1], m)
+	if key {
+		f := filepath.Join(b.TempDir(), "cluster.key")
+		if err := os.WriteFile(f, []byte("bench-cluster-key-0123456789abcdef\n"), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		ca.ClusterKeyFile, cb.ClusterKeyFile = f, f
+	}
 	ca.ProgressTimeout, cb.ProgressTimeout = time.Minute, time.Minute
 	ca.LivenessTimeout, cb.LivenessTimeout = time.Minute, time.Minute
 	ca.Window, cb.Window = 1024, 1024
@@ -23,9 +38,15 @@ func benchPair(b *testing.B, c *netns.Cluster) (*gm.Port, *gm.Port) {
 
 // BenchmarkPingPong8 measures the half round trip of an 8-byte message
 // between two ports in polling mode (ns/op is one half round trip).
-func BenchmarkPingPong8(b *testing.B) {
+func BenchmarkPingPong8(b *testing.B) { pingPong8(b, false) }
+
+// BenchmarkPingPong8Key is BenchmarkPingPong8 with a cluster key: every
+// frame sealed and verified.
+func BenchmarkPingPong8Key(b *testing.B) { pingPong8(b, true) }
+
+func pingPong8(b *testing.B, key bool) {
 	c := netns.New(b, netns.Options{Hosts: 2, Direct: true})
-	pa, pb := benchPair(b, c)
+	pa, pb := benchPairKey(b, c, key)
 	size := gm.MinSizeForLength(8)
 	for _, p := range []*gm.Port{pa, pb} {
 		for i := 0; i < 4; i++ {
@@ -171,6 +192,13 @@ func stream(b *testing.B, pa, pb *gm.Port, msgLen int) {
 func BenchmarkStream1MiB(b *testing.B) {
 	c := netns.New(b, netns.Options{Hosts: 2, Direct: true})
 	pa, pb := benchPair(b, c)
+	stream(b, pa, pb, 1<<20)
+}
+
+// BenchmarkStream1MiBKey is BenchmarkStream1MiB with a cluster key.
+func BenchmarkStream1MiBKey(b *testing.B) {
+	c := netns.New(b, netns.Options{Hosts: 2, Direct: true})
+	pa, pb := benchPairKey(b, c, true)
 	stream(b, pa, pb, 1<<20)
 }
 

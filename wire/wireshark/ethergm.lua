@@ -86,13 +86,16 @@ local FLAG_HIGH = 0x0001
 local FLAG_ACK_REQUEST = 0x0002
 local FLAG_ACK_VALID = 0x0004
 local FLAG_RETRANSMIT = 0x0008
-local FLAGS_DEFINED = 0x000F
+local FLAG_AUTH = 0x0080 -- the cluster-key trailer follows the payload (PROTOCOL.md section 19)
+local FLAGS_DEFINED = 0x008F
+local TRAILER_LEN = 20
 
 local flag_names = {
     { FLAG_HIGH, "HIGH" },
     { FLAG_ACK_REQUEST, "ACKREQ" },
     { FLAG_ACK_VALID, "ACKVALID" },
     { FLAG_RETRANSMIT, "RETRANSMIT" },
+    { FLAG_AUTH, "AUTH" },
 }
 
 -- Checksum status, with the values of Wireshark's own proto_checksum_enum_e
@@ -145,6 +148,7 @@ local f = {
     flag_ackreq = ProtoField.bool("ethergm.flags.ackreq", "Ack request", 16, nil, FLAG_ACK_REQUEST),
     flag_ackvalid = ProtoField.bool("ethergm.flags.ackvalid", "Ack valid", 16, nil, FLAG_ACK_VALID),
     flag_retransmit = ProtoField.bool("ethergm.flags.retransmit", "Retransmit", 16, nil, FLAG_RETRANSMIT),
+    flag_auth = ProtoField.bool("ethergm.flags.auth", "Cluster-key trailer", 16, nil, FLAG_AUTH),
     flag_unknown = ProtoField.uint16("ethergm.flags.reserved", "Reserved flag bits", base.HEX,
         nil, bit32.band(0xFFFF, bit32.bnot(FLAGS_DEFINED))),
     size = ProtoField.uint8("ethergm.size", "Size class", base.DEC),
@@ -168,6 +172,11 @@ local f = {
     sack = ProtoField.bytes("ethergm.ack.sack", "Selective ack bitmap"),
     get_laddr = ProtoField.uint64("ethergm.get.laddr", "Requester's local address", base.HEX),
     padding = ProtoField.bytes("ethergm.padding", "Padding"),
+    trailer = ProtoField.none("ethergm.trailer", "Cluster-key trailer"),
+    trailer_partition = ProtoField.uint16("ethergm.trailer.partition", "Partition", base.DEC),
+    trailer_keyid = ProtoField.uint8("ethergm.trailer.keyid", "Key id", base.HEX),
+    trailer_reserved = ProtoField.uint8("ethergm.trailer.reserved", "Reserved", base.HEX),
+    trailer_tag = ProtoField.bytes("ethergm.trailer.tag", "Tag (SipHash-2-4-128)"),
     seg_index = ProtoField.uint32("ethergm.seg.index", "Segment", base.DEC),
     seg_count = ProtoField.uint32("ethergm.seg.count", "Segments", base.DEC),
 }
@@ -577,6 +586,12 @@ local function dissect(tvb, pinfo, root)
         hlen = HEADER_LEN + REMOTE_ADDR_LEN
     end
     local declared = hlen + paylen
+    -- A sealed frame's trailer follows the payload; padding after it.
+    local sealed = bit32.band(flags, FLAG_AUTH) ~= 0
+    local tail = declared
+    if sealed then
+        tail = declared + TRAILER_LEN
+    end
 
     tree:append_text(string.format(", %s, %d:%d -> %d:%d", type_name(ftype), snode, sport, tnode, tport))
 
@@ -607,6 +622,9 @@ local function dissect(tvb, pinfo, root)
     ft:add(f.flag_ackreq, tvb(4, 2))
     ft:add(f.flag_ackvalid, tvb(4, 2))
     ft:add(f.flag_retransmit, tvb(4, 2))
+    if bit32.band(flags, FLAG_AUTH) ~= 0 then
+        ft:add(f.flag_auth, tvb(4, 2))
+    end
     if bit32.band(flags, bit32.bnot(FLAGS_DEFINED)) ~= 0 then
         ft:add(f.flag_unknown, tvb(4, 2))
     end
@@ -690,9 +708,9 @@ local function dissect(tvb, pinfo, root)
         lt:add_proto_expert_info(e.bad_length, string.format(
             "Payload length %d disagrees with the frame: header%s and payload need %d bytes, the frame has %d",
             paylen, has_raddr and ", remote address" or "", declared, reported))
-    elseif declared < reported and reported > ETH_MIN_PAYLOAD then
+    elseif tail < reported and reported > ETH_MIN_PAYLOAD then
         tree:add_proto_expert_info(e.trailing, string.format(
-            "%d bytes after the payload in a frame longer than the Ethernet minimum", reported - declared))
+            "%d bytes after the payload in a frame longer than the Ethernet minimum", reported - tail))
     end
     if truncated then
         tree:add_proto_expert_info(e.truncated, string.format(
@@ -743,10 +761,20 @@ local function dissect(tvb, pinfo, root)
         lt:add_proto_expert_info(e.bad_get, string.format(
             "GET payload is %d bytes; it must be the requester's 8-byte local address", paylen))
     end
-    if declared < captured and declared < reported then
-        tree:add(f.padding, tvb(declared, captured - declared))
+    if sealed and length_ok and tail <= captured then
+        local tt = tree:add(f.trailer, tvb(declared, TRAILER_LEN))
+        tt:append_text(string.format(": partition %d, key id 0x%02x", tvb(declared, 2):uint(), tvb(declared + 2, 1):uint()))
+        tt:add(f.trailer_partition, tvb(declared, 2))
+        tt:add(f.trailer_keyid, tvb(declared + 2, 1))
+        tt:add(f.trailer_reserved, tvb(declared + 3, 1))
+        tt:add(f.trailer_tag, tvb(declared + 4, 16))
+    else
+        tail = declared
     end
-    tree:set_len(math.min(declared, captured))
+    if tail < captured and tail < reported then
+        tree:add(f.padding, tvb(tail, captured - tail))
+    end
+    tree:set_len(math.min(tail, captured))
 
     -- Info column (gm_frames --listen prints the same summary):
     --   TYPE [version N] seq= ack= snode:sport -> tnode:tport [self-test]
