@@ -18,6 +18,7 @@ import (
 )
 
 type options struct {
+	key       string // cluster key file (-key)
 	unit      string
 	port      int
 	mode      string
@@ -50,6 +51,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up after this long without progress")
 	flag.IntVar(&o.buffers, "buffers", 64, "receive buffers the stream receiver keeps provided")
 	flag.IntVar(&o.window, "window", 0, "gm.Config.Window: frames in flight per stream (0: the gm default)")
+	flag.StringVar(&o.key, "key", "", "cluster key `FILE` (docs/SECURITY.md): seal and verify every frame (both sides need it)")
 	flag.Parse()
 
 	if o.server == o.client {
@@ -122,7 +124,7 @@ func prioName(p gm.Priority) string {
 // -window). Host name, node map and state directory come from the
 // environment (ETHERGM_HOST, ETHERGM_MAP, ETHERGM_STATE_DIR).
 func open(o *options) (*gm.Port, error) {
-	return gm.Open(o.unit, o.port, "egm-gmperf", &gm.Config{Window: o.window})
+	return gm.Open(o.unit, o.port, "egm-gmperf", &gm.Config{Window: o.window, ClusterKeyFile: o.key})
 }
 
 // openClient opens the port of a client and resolves its -peer.

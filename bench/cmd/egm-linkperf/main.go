@@ -18,6 +18,7 @@ import (
 const port = 1
 
 type options struct {
+	key       string // cluster key file (-key)
 	ifname    string
 	mode      string
 	server    bool
@@ -52,6 +53,7 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 64, "frames per SendBatch or Flush (stream sender)")
 	flag.BoolVar(&o.zeroCopy, "zerocopy", false, "stream sender: build frames in place with TxSlot/TxCommit/Flush instead of SendBatch (analysis)")
 	flag.BoolVar(&o.noCRC, "nocrc", false, "receiver: Config.NoCRCCheck, skip the CRC check (analysis only)")
+	flag.StringVar(&o.key, "key", "", "cluster key `FILE` (docs/SECURITY.md): seal and verify every frame (both sides need it)")
 	flag.Parse()
 
 	mac, err := net.ParseMAC(peer)
@@ -91,6 +93,13 @@ func fatal(err error) {
 // openLink opens the link with the benchmark's configuration.
 func openLink(o *options, bypass bool) (*link.Link, error) {
 	cfg := &link.Config{Ports: 1 << port, QdiscBypass: bypass, NoCRCCheck: o.noCRC}
+	if o.key != "" {
+		a, err := link.LoadAuth(o.key, 0)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Auth = a
+	}
 	if o.wait {
 		cfg.SpinTime = o.spin
 	}
