@@ -108,6 +108,21 @@ var specs = []*spec{
 		},
 	},
 	{
+		name: "gm-poll-key",
+		metrics: []metric{
+			{"gm_poll_key.p50", "gm ping-pong RTT p50, polling, cluster key", "us"},
+			{"gm_poll_key.p99", "gm ping-pong RTT p99, polling, cluster key", "us"},
+			{"gm_poll_key.mean", "gm ping-pong RTT mean, polling, cluster key", "us"},
+		},
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			k, err := b.keyFile()
+			if err != nil {
+				return nil, err
+			}
+			return b.gmPingPong("gm_poll_key", "-key", k)
+		},
+	},
+	{
 		name: "udp-pp",
 		metrics: []metric{
 			{"udp_pp.p50", "UDP ping-pong RTT p50 (sockperf)", "us"},
@@ -138,6 +153,17 @@ var specs = []*spec{
 		metrics: gmStreamMetrics("gm_stream", "gm stream"),
 		run: func(b *bench, rep int) (map[string]float64, error) {
 			return b.gmStream("gm_stream")
+		},
+	},
+	{
+		name:    "gm-stream-key",
+		metrics: gmStreamMetrics("gm_stream_key", "gm stream with a cluster key"),
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			k, err := b.keyFile()
+			if err != nil {
+				return nil, err
+			}
+			return b.gmStream("gm_stream_key", "-key", k)
 		},
 	},
 	{
@@ -302,14 +328,14 @@ func (b *bench) goStream(key, tool string, common, recvExtra []string) (map[stri
 
 // gmPingPong runs egm-gmperf ping-pong (8-byte messages, both sides
 // polling): server on host1, client on host0.
-func (b *bench) gmPingPong(key string) (map[string]float64, error) {
-	srv, err := b.startServer(ctl.ReadyLine, "env", b.gmEnv(b.server, "-i", b.server.Ifaces[0], "-mode", "pingpong", "-server")...)
+func (b *bench) gmPingPong(key string, extra ...string) (map[string]float64, error) {
+	srv, err := b.startServer(ctl.ReadyLine, "env", b.gmEnv(b.server, append([]string{"-i", b.server.Ifaces[0], "-mode", "pingpong", "-server"}, extra...)...)...)
 	if err != nil {
 		return nil, err
 	}
 	defer b.stopServer(srv, syscall.SIGTERM)
-	out, err := b.runClient(2*time.Minute, "env", b.gmEnv(b.client, "-i", b.client.Ifaces[0], "-mode", "pingpong", "-client",
-		"-peer", b.server.Name, "-n", fmt.Sprint(b.cfg.n), "-warmup", fmt.Sprint(b.cfg.warmup))...)
+	out, err := b.runClient(2*time.Minute, "env", b.gmEnv(b.client, append([]string{"-i", b.client.Ifaces[0], "-mode", "pingpong", "-client",
+		"-peer", b.server.Name, "-n", fmt.Sprint(b.cfg.n), "-warmup", fmt.Sprint(b.cfg.warmup)}, extra...)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -331,13 +357,13 @@ func parseGMPingPong(key, out string) (map[string]float64, error) {
 // gmStream runs egm-gmperf streaming (1 MiB messages, every send token in
 // flight): receiver on host1, sender on host0. Goodput is the receiver's,
 // resends the sender's.
-func (b *bench) gmStream(key string) (map[string]float64, error) {
-	rcv, err := b.startServer(ctl.ReadyLine, "env", b.gmEnv(b.server, "-i", b.server.Ifaces[0], "-mode", "stream", "-server")...)
+func (b *bench) gmStream(key string, extra ...string) (map[string]float64, error) {
+	rcv, err := b.startServer(ctl.ReadyLine, "env", b.gmEnv(b.server, append([]string{"-i", b.server.Ifaces[0], "-mode", "stream", "-server"}, extra...)...)...)
 	if err != nil {
 		return nil, err
 	}
-	sendOut, err := b.runClient(b.cfg.streamTime+2*time.Minute, "env", b.gmEnv(b.client, "-i", b.client.Ifaces[0], "-mode", "stream", "-client",
-		"-peer", b.server.Name, "-d", b.cfg.streamTime.String())...)
+	sendOut, err := b.runClient(b.cfg.streamTime+2*time.Minute, "env", b.gmEnv(b.client, append([]string{"-i", b.client.Ifaces[0], "-mode", "stream", "-client",
+		"-peer", b.server.Name, "-d", b.cfg.streamTime.String()}, extra...)...)...)
 	if err != nil {
 		b.stopServer(rcv, syscall.SIGTERM)
 		return nil, err
@@ -554,4 +580,14 @@ func parseSockperfTP(client, server string) (map[string]float64, error) {
 		"udp_stream.loss":      100 * (sent - recv) / sent,
 		"udp_stream.sent_gbps": sent * fullEthFrame * 8 / secs / 1e9,
 	}, nil
+}
+
+// keyFile writes (once) a cluster key file next to the node map for the
+// "-key" experiments and returns its path.
+func (b *bench) keyFile() (string, error) {
+	path := filepath.Join(filepath.Dir(b.mapFile), "cluster.key")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	return path, os.WriteFile(path, []byte("egm-bench-cluster-key-0123456789abcdef\n"), 0o600)
 }
