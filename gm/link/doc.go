@@ -146,6 +146,19 @@
 // offset read from the ring is bounds-checked, so no ring content can make
 // the reader panic (unit-tested on random ring memory).
 //
+// # Cluster key
+//
+// With Config.Auth (or ETHERGM_CLUSTER_KEY_FILE), every frame leaving the
+// Link is sealed (package wire/auth: the AUTH flag, the CRC recomputed, a
+// 20-byte trailer with the partition and a SipHash-2-4-128 tag appended
+// after the payload; Send seals a copy, SendBatch and TxCommit seal in the
+// TX slot), and every frame read from the ring is opened after its CRC
+// check: frames without a valid tag are counted in Stats.AuthFailures,
+// frames of another partition in Stats.ForeignPartition, and skipped. The
+// views Recv and Wait return end at the payload (the trailer stays in
+// their capacity, and the Tap sees it); MTU is 20 bytes less. Without a
+// key none of this runs (docs/SECURITY.md).
+//
 // # Waiting
 //
 // Wait first calls Recv, then spins on the ring for Config.SpinTime
