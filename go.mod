@@ -3,6 +3,7 @@ module github.com/ethergm/ethergm
 go 1.26.8
 
 require (
+	github.com/dchest/siphash v1.2.3
 	github.com/google/gopacket v1.1.19
 	github.com/mdlayher/packet v1.2.0
 	github.com/spf13/pflag v1.1.0
@@ -12,7 +13,6 @@ require (
 
 require (
 	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
-	github.com/dchest/siphash v1.2.3 // indirect
 	github.com/mdlayher/socket v0.7.0 // indirect
 	golang.org/x/exp/typeparams v0.0.0-20231108232855-2478ac86f678 // indirect
 	golang.org/x/mod v0.41.0 // indirect

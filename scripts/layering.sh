@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pure=(./wire ./token ./gm/internal/proto)
+pure=(./wire ./wire/auth ./token ./gm/internal/proto)
 [ -d mapper ] && pure+=(./mapper)
 forbidden='^(net|os/exec|os/signal|golang\.org/x/sys/unix|github\.com/mdlayher/.*|github\.com/google/gopacket.*|github\.com/ethergm/ethergm/(gm/link|capture|ctl|gm))$'
 
