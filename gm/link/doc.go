@@ -152,8 +152,10 @@
 // Link is sealed (package wire/auth: the AUTH flag, the CRC recomputed, a
 // 20-byte trailer with the partition and a SipHash-2-4-128 tag appended
 // after the payload; Send seals a copy, SendBatch and TxCommit seal in the
-// TX slot), and every frame read from the ring is opened after its CRC
-// check: frames without a valid tag are counted in Stats.AuthFailures,
+// TX slot), and every frame read from the ring is opened (its tag
+// verified; the CRC, which the tag makes redundant, is computed only for a
+// frame that fails, to count corruption as a CRC error): frames without a
+// valid tag are counted in Stats.AuthFailures,
 // frames of another partition in Stats.ForeignPartition, and skipped. The
 // views Recv and Wait return end at the payload (the trailer stays in
 // their capacity, and the Tap sees it); MTU is 20 bytes less. Without a

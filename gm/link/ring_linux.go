@@ -369,21 +369,28 @@ func (r *rxRing) check(region []byte) ([]byte, bool) {
 		r.malformed.add(1)
 		return nil, false
 	}
-	if !r.noCRC && !h.CheckCRC() {
-		r.crcErrors.add(1)
-		return nil, false
-	}
 	if r.auth != nil {
-		// The trailer follows the declared length; the view keeps it in
-		// its capacity for the Tap.
+		// The tag covers every byte the CRC covers, so a frame whose tag
+		// verifies needs no CRC check; the CRC only tells a corrupted
+		// frame (a CRC error, as without a key) from a forged one. The
+		// trailer follows the declared length; the view keeps it in its
+		// capacity for the Tap.
 		switch err := r.auth.Open(region, n); err {
 		case nil:
 			return region[: n : n+auth.TrailerLen], true
 		case auth.ErrPartition:
 			r.foreignPartition.add(1)
 		default:
-			r.authFailures.add(1)
+			if !r.noCRC && !h.CheckCRC() {
+				r.crcErrors.add(1)
+			} else {
+				r.authFailures.add(1)
+			}
 		}
+		return nil, false
+	}
+	if !r.noCRC && !h.CheckCRC() {
+		r.crcErrors.add(1)
 		return nil, false
 	}
 	return frame, true
