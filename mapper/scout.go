@@ -2,6 +2,7 @@ package mapper
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/wire"
@@ -192,7 +193,11 @@ func (m *Mapper) peerAlive(p *peer, now Time) bool { return m.alive(p.lastSeen, 
 // onHostInfo handles a SCOUT or SCOUT_REPLY.
 func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h *wire.HostInfo) {
 	if h.UniqueID == m.cfg.MACs[0] {
-		m.drop(DropForged)
+		if slices.Contains(m.cfg.MACs, src) {
+			m.drop(DropSelf)
+		} else {
+			m.drop(DropForged)
+		}
 		return
 	}
 	pr := -1
@@ -231,6 +236,12 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 		}
 	}
 	p.name = name
+	// A rail the host reports down carries no route to it from now on.
+	for i := range int(h.NumRails) {
+		if h.Rails[i].State&wire.RailUp == 0 {
+			delete(m.net.macs, h.Rails[i].MAC)
+		}
+	}
 	p.level, p.flags = h.Level, h.Flags
 	p.numRails, p.rails = int(h.NumRails), h.Rails
 	p.mapVersion, p.mapper, p.nodeID = h.MapVersion, h.MapperID, h.NodeID

@@ -133,6 +133,9 @@ func (m *Mapper) Status() Status {
 			ConfigRetries: m.counters.ConfigRetries,
 		},
 	}
+	if !m.leading() && m.self.started {
+		_, s.Duplicates = m.tbl.resolve(m.present(m.self.lastScout))
+	}
 	if m.elected != (nodemap.MAC{}) {
 		s.Elected = nodemap.FormatMAC(m.elected)
 	}
