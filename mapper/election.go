@@ -37,6 +37,7 @@ func (m *Mapper) elect(now Time) {
 			best, bestLevel = p.uid, p.level
 		}
 	}
+	m.electedLevel = bestLevel
 	if best != m.elected {
 		m.elected = best
 		m.counters.LeaderChanges++

@@ -200,15 +200,15 @@ func TestScale(t *testing.T) {
 				t.Errorf("configured after %v, goal 2s", d)
 			}
 			_ = last
-			v := n.hosts[0].m.cur.version
-			// Steady state: count frames over 8 intervals.
+			// Steady state: count frames over 4 intervals.
 			n.loss, n.dup = 0, 0
-			n.run(n.now + time.Second)
+			n.run(n.now + 500*time.Millisecond)
+			v := n.hosts[0].m.cur.version
 			before := map[wire.Type][]int{}
 			for tp, c := range n.sent {
 				before[tp] = append([]int(nil), c...)
 			}
-			const intervals = 8
+			const intervals = 4
 			n.run(n.now + intervals*DefaultVerifyInterval)
 			for tp, c := range n.sent {
 				for _, h := range n.hosts {

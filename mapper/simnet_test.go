@@ -40,21 +40,23 @@ type simnet struct {
 
 // simHost is a host: a mapper, its rails and what it persisted.
 type simHost struct {
-	n      *simnet
-	i      int
-	name   string
-	level  uint8
-	macs   []nodemap.MAC
-	bridge []int  // per rail: the bridge it plugs into
-	plug   []bool // per rail: cable plugged (frames pass)
-	m      *Mapper
-	alive  bool
-	state  State
-	saved  int
-	maps   []*nodemap.Map // installed, in order
-	mod    func(*Config)
-	gen    int // timer generation
-	deadAt Time
+	n       *simnet
+	i       int
+	name    string
+	level   uint8
+	macs    []nodemap.MAC
+	bridge  []int  // per rail: the bridge it plugs into
+	plug    []bool // per rail: cable plugged (frames pass)
+	m       *Mapper
+	alive   bool
+	state   State
+	saved   int
+	maps    []*nodemap.Map // installed, in order
+	mod     func(*Config)
+	gen     int  // timer generation
+	queued  bool // a timer of generation gen is in the heap
+	schedAt Time // its time
+	deadAt  Time
 }
 
 type simFrame struct {
@@ -112,7 +114,9 @@ func newSim(t testing.TB, seed uint64) *simnet {
 }
 
 // simMAC is the MAC of host i's rail r.
-func simMAC(i, r int) nodemap.MAC { return nodemap.MAC{2, byte(r), 0, byte(i >> 16), byte(i >> 8), byte(i)} }
+func simMAC(i, r int) nodemap.MAC {
+	return nodemap.MAC{2, byte(r), 0, byte(i >> 16), byte(i >> 8), byte(i)}
+}
 
 // add adds a host (not started) with one rail per bridge given.
 func (n *simnet) add(name string, level uint8, bridges ...int) *simHost {
@@ -224,6 +228,7 @@ func (h *simHost) start() {
 func (h *simHost) kill() {
 	h.alive = false
 	h.gen++
+	h.queued = false
 	h.deadAt = h.n.now
 }
 
@@ -241,8 +246,12 @@ func (h *simHost) schedule() {
 	if !h.alive {
 		return
 	}
-	h.gen++
 	d := max(h.m.NextDeadline(), h.n.now)
+	if h.queued && d == h.schedAt {
+		return
+	}
+	h.gen++
+	h.queued, h.schedAt = true, d
 	heap.Push(&h.n.timers, simTimer{at: d, h: h, gen: h.gen})
 }
 
@@ -278,6 +287,7 @@ func (n *simnet) step(limit Time) bool {
 	}
 	t := heap.Pop(&n.timers).(simTimer)
 	n.now = t.at
+	t.h.queued = false
 	t.h.m.Tick(n.now)
 	if d := t.h.m.NextDeadline(); d <= n.now {
 		n.t.Fatalf("%s: deadline %v still due after Tick at %v", t.h.name, d, n.now)
@@ -383,12 +393,4 @@ func (n *simnet) leader() *simHost {
 		}
 	}
 	return nil
-}
-
-// sentCount returns the frames of type t that host h sent so far.
-func (n *simnet) sentCount(t wire.Type, h *simHost) int {
-	if c := n.sent[t]; c != nil {
-		return c[h.i]
-	}
-	return 0
 }
