@@ -214,7 +214,7 @@ func TestInterfaceChange(t *testing.T) {
 	h := n.hosts[1]
 	id := ids(n.hosts)[h.name]
 	for step, macs := range [][]nodemap.MAC{
-		{h.macs[0], simMAC(h.i, 1)},             // a rail added
+		{h.macs[0], simMAC(h.i, 1)},              // a rail added
 		{simMAC(h.i+100, 0), simMAC(h.i+100, 1)}, // a new first interface
 	} {
 		v := n.hosts[0].m.cur.version
