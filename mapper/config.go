@@ -145,7 +145,10 @@ func (m *Mapper) issue(now Time, es []entry, key []byte) {
 	}
 	l.acked, l.configured, l.retries = 0, len(l.need) == 0, 0
 	m.counters.Remaps++
-	m.install(now, v, self, es)
+	if !m.install(now, v, self, es) {
+		l.nextRetry = never
+		return // cannot happen: desired keeps names and MACs unique
+	}
 	m.broadcastConfig()
 	l.nextRetry = now + m.retry
 	if l.configured {

@@ -67,9 +67,11 @@ func TestStaleAndMalformed(t *testing.T) {
 		gh, _ := wire.ParseFrame(g, wire.EtherType)
 		body := gh.Payload()
 		binary.BigEndian.PutUint32(body[4:], 0xfffffff0)
-		other := live[0]
-		if other == leader {
-			other = live[1]
+		var other *simHost
+		for _, o := range live {
+			if o != leader && o != victim {
+				other = o
+			}
 		}
 		copy(body[8:14], other.macs[0][:])
 		copy(g[6:12], other.macs[0][:])
