@@ -44,6 +44,10 @@ type leaderState struct {
 	// none), until waitUntil.
 	waitFor   nodemap.MAC
 	waitUntil Time
+	// holdUntil is when a mapper that took over from a running one has
+	// heard every host's periodic SCOUT, so that its first map marks no
+	// present host absent.
+	holdUntil Time
 }
 
 // assembly is a map being received in several CONFIG frames.
@@ -89,6 +93,10 @@ func (m *Mapper) changed(now Time) {
 
 func (m *Mapper) leaderTick(now Time) {
 	if m.lead.nextIssue != never && now >= m.lead.nextIssue {
+		if now < m.lead.holdUntil {
+			m.lead.nextIssue = m.lead.holdUntil
+			return
+		}
 		if m.lead.waitFor != (nodemap.MAC{}) && now < m.lead.waitUntil {
 			m.lead.nextIssue = m.lead.waitUntil
 			return

@@ -176,6 +176,10 @@ func TestScale(t *testing.T) {
 			if testing.Short() {
 				t.Skip("short")
 			}
+			if raceEnabled {
+				// A quarter of the hosts; run without -race for the full size.
+				tc.hosts /= 4
+			}
 			n := newSim(t, 5)
 			n.loss, n.dup = 0.01, 0.01
 			for i := range tc.hosts {

@@ -14,6 +14,7 @@ const never Time = math.MinInt64 / 4
 // selfState is this host's own discovery state.
 type selfState struct {
 	started   bool
+	startAt   Time
 	starting  bool // within the startup passes
 	passes    int  // startup passes sent
 	nextScout Time
@@ -80,6 +81,7 @@ func (m *Mapper) start(now Time) {
 		return
 	}
 	m.self.started = true
+	m.self.startAt = now
 	m.self.starting = true
 	m.self.nextScout = now
 	m.self.lastScout = never
@@ -263,7 +265,7 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 		m.changed(now)
 	}
 	if t == wire.TypeScout && h.Flags&wire.HostHello != 0 && m.self.railUp[rail] &&
-		now-p.replied[rail] >= m.pass/2 {
+		now-p.replied[rail] >= m.pass*3/2 {
 		p.replied[rail] = now
 		var me wire.HostInfo
 		m.selfInfo(now, &me)
