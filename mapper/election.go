@@ -86,14 +86,23 @@ func (m *Mapper) becomeLeader(now Time) {
 		m.lead.waitFor, m.lead.waitUntil = p.uid, now+m.interval
 	}
 	// A host that just started and takes over a running network (a map
-	// exists) makes its first map only once it has heard every host's
-	// periodic SCOUT (the hello replies may have been lost): one interval
-	// and a half after its start.
+	// exists), or heard nobody at all (alone, or every hello reply was
+	// lost), makes its first map only once it has heard every host's
+	// periodic SCOUT: one interval and a half after its start. Hosts that
+	// start together (all in their startup passes) map at once.
+	hold := true
 	for _, p := range m.net.peers {
-		if p.mapVersion != 0 && m.peerAlive(p, now) {
-			m.lead.holdUntil = m.self.startAt + m.interval + m.interval/2
+		if !m.peerAlive(p, now) {
+			continue
+		}
+		if p.mapVersion != 0 {
+			hold = true
 			break
 		}
+		hold = false
+	}
+	if hold {
+		m.lead.holdUntil = m.self.startAt + m.interval + m.interval/2
 	}
 }
 
