@@ -278,9 +278,8 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 	m.net.maxVersion = max(m.net.maxVersion, h.MapVersion)
 
 	// The leader says whether the map we hold is fully configured.
-	if h.Flags&wire.HostLeader != 0 && h.MapperID == h.UniqueID && h.MapperID == m.cur.mapper &&
-		h.MapVersion == m.cur.version && m.cur.m != nil {
-		m.cur.leaderConfigured = h.Flags&wire.HostConfigured != 0
+	if h.Flags&wire.HostLeader != 0 && h.MapperID == h.UniqueID && h.UniqueID == m.cur.mapper {
+		m.cur.leaderConfigured = h.Flags&wire.HostConfigured != 0 && h.MapVersion == m.cur.version && m.cur.m != nil
 	}
 	if p.level > 0 && !wasCandidate && better(p.level, p.uid, m.electedLevel, m.elected) {
 		m.elect(now)
