@@ -3,6 +3,7 @@ package mapper
 import (
 	"math"
 	"slices"
+	"time"
 
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/wire"
@@ -58,7 +59,7 @@ func (m *Mapper) init() {
 	m.interval = iv
 	m.pass = iv / 5
 	m.dead = MissedIntervals*iv + iv/2
-	m.retry = min(iv/2, 100*Millisecond)
+	m.retry = min(iv/2, 100*time.Millisecond)
 	n := len(m.cfg.MACs)
 	m.self.railUp = make([]bool, n)
 	m.self.railHeard = make([]Time, n)
@@ -75,9 +76,6 @@ func (m *Mapper) init() {
 	m.lead.nextIssue, m.lead.nextRetry, m.hand.next = never, never, never
 	m.cur.lastAck = never
 }
-
-// Millisecond is a Time of one millisecond.
-const Millisecond Time = 1e6
 
 func (m *Mapper) start(now Time) {
 	if m.self.started {
