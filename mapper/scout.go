@@ -285,6 +285,7 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 	if changed {
 		m.changed(now)
 	}
+	m.resendIfBehind(now, p)
 	if t == wire.TypeScout && h.Flags&wire.HostHello != 0 && m.self.railUp[rail] &&
 		now-p.replied[rail] >= m.pass*3/2 {
 		p.replied[rail] = now
