@@ -325,9 +325,12 @@ func (m *Map) Routes() []Route {
 	return m.routes
 }
 
-// Routed reports whether the map has routes (a map made by a mapper),
-// rather than pairing rails by position (a static map).
-func (m *Map) Routed() bool { return m != nil && len(m.routes) > 0 }
+// Routed reports whether the map's routes decide which peer MAC each local
+// interface reaches: a map made by a mapper (it names its mapper), or a
+// hand-written map with route lines. Otherwise (a static map without
+// routes) rail n of this host pairs with the n-th MAC of every peer. A
+// mapper's map without a route to a host means that host is unreachable.
+func (m *Map) Routed() bool { return m != nil && (len(m.routes) > 0 || m.Mapper != MAC{}) }
 
 // RoutesTo returns the routes to node, in map order.
 func (m *Map) RoutesTo(node NodeID) []Route {

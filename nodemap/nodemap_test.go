@@ -60,6 +60,15 @@ func TestRoundTripRouted(t *testing.T) {
 	if _, ok := m2.PeerMAC(1, 3, mac("02:00:00:00:09:09")); ok {
 		t.Fatal("an interface without a route reaches the peer")
 	}
+	// A mapper's map in which this host has no route reaches nobody: it
+	// must not fall back to pairing rails by position.
+	isolated, err := New(8, a0, m2.Entries(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := isolated.PeerMAC(1, 3, a0); ok || !isolated.Routed() {
+		t.Fatal("a mapper's map without routes reaches a peer")
+	}
 	if m2.MaxNodeIDInUse() != 3 || len(m2.RoutesTo(3)) != 2 || len(m2.RoutesTo(1)) != 0 {
 		t.Fatalf("MaxNodeIDInUse %d RoutesTo(3) %v", m2.MaxNodeIDInUse(), m2.RoutesTo(3))
 	}
