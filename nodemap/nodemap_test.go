@@ -123,3 +123,17 @@ func TestWatcher(t *testing.T) {
 		t.Fatalf("temporary files left: %v", ents)
 	}
 }
+
+func TestParseMAC(t *testing.T) {
+	for in, want := range map[string]string{"02:00:5E:10:00:01": "02:00:5e:10:00:01", "02-00-5e-10-00-ff": "02:00:5e:10:00:ff"} {
+		m, err := ParseMAC(in)
+		if err != nil || FormatMAC(m) != want {
+			t.Errorf("ParseMAC(%q) = %s %v, want %s", in, FormatMAC(m), err, want)
+		}
+	}
+	for _, in := range []string{"", "02:00:5e:10:00", "02:00:5e:10:00:0g", "02:00:5e:10:00:001", "02;00:5e:10:00:01"} {
+		if _, err := ParseMAC(in); err == nil {
+			t.Errorf("ParseMAC(%q) succeeded", in)
+		}
+	}
+}
