@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethergm/ethergm/gm/internal/proto"
 	"github.com/ethergm/ethergm/gm/link"
+	"github.com/ethergm/ethergm/token"
 )
 
 // Environment variables that configure a port when the Config field is
@@ -56,7 +58,10 @@ type Config struct {
 	// Privileged allows opening the reserved ports 0, 1 and 3 (GM's
 	// daemon, mapper and Ethernet ports).
 	Privileged bool
-	// SendTokens and ReceiveTokens override GM's 61 and 253.
+	// SendTokens and ReceiveTokens override GM's 61 and 253 (0 keeps
+	// them). SendTokens may be at most MaxSendTokens, ReceiveTokens at
+	// most MaxReceiveTokens; Open refuses other values with
+	// InvalidParameter.
 	SendTokens, ReceiveTokens int
 	// ProgressTimeout: a send that finds no receive buffer for this long
 	// fails with SendTimedOut. 0 means DefaultProgressTimeout (GM used
@@ -89,6 +94,34 @@ type Config struct {
 	// Link tunes the port's link (Ports, SpinTime and QdiscBypass are set
 	// by Open).
 	Link link.Config
+}
+
+// Bounds of Config.SendTokens and Config.ReceiveTokens.
+const (
+	// MaxSendTokens is the most send tokens a port can have (96): a
+	// stream queues at most 128 transfers, and besides this port's sends,
+	// puts and gets (one token each, possibly all to one stream) it
+	// carries up to 32 replies to its peers' gets.
+	MaxSendTokens = proto.MaxSendTokens
+	// MaxReceiveTokens is the most receive tokens a port can have: the
+	// port keeps room for one queued event per token.
+	MaxReceiveTokens = 1 << 16
+)
+
+// validate checks the settings Open cannot correct (c may be nil).
+func (c *Config) validate() error {
+	if c == nil {
+		return nil
+	}
+	if c.SendTokens < 0 || c.SendTokens > MaxSendTokens {
+		return fmt.Errorf("%w: Config.SendTokens is %d; a port has 1..%d send tokens (0: GM's %d)",
+			InvalidParameter, c.SendTokens, MaxSendTokens, token.DefaultSendTokens)
+	}
+	if c.ReceiveTokens < 0 || c.ReceiveTokens > MaxReceiveTokens {
+		return fmt.Errorf("%w: Config.ReceiveTokens is %d; a port has 1..%d receive tokens (0: GM's %d)",
+			InvalidParameter, c.ReceiveTokens, MaxReceiveTokens, token.DefaultReceiveTokens)
+	}
+	return nil
 }
 
 func (c *Config) host() (string, error) {

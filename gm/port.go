@@ -173,8 +173,12 @@ type Port struct {
 // map file, InvalidPortNumber, NoSuchDevice for a missing interface,
 // UnsupportedDevice for an interface that cannot carry EtherGM,
 // InvalidParameter for a malformed map file (the message names the file
-// and line), UntranslatedSystemError and Failure otherwise.
+// and line) or a token count out of bounds (Config.SendTokens,
+// Config.ReceiveTokens), UntranslatedSystemError and Failure otherwise.
 func Open(unit string, id int, name string, cfg *Config) (*Port, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	u, err := ResolveUnit(unit, cfg)
 	if err != nil {
 		return nil, err
@@ -190,6 +194,9 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	}
 	if id < 0 || id >= NumPorts {
 		return nil, fmt.Errorf("%w: there is no port %d (ports are 0..%d)", InvalidPortNumber, id, NumPorts-1)
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
 	}
 	if (id == DaemonPortID || id == MapperPortID || id == EthernetPortID) && !c.Privileged {
 		return nil, fmt.Errorf("%w: port %d is reserved for GM's daemons (ports 0, 1 and 3)", PermissionDenied, id)
