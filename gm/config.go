@@ -87,7 +87,7 @@ type Config struct {
 	// every transmitted frame to the host's packet sockets (this port's
 	// own among them). The price: tc rules do not apply to those frames,
 	// tcpdump on the sending host does not see them (the receiving host
-	// and ETHERGM_PCAP captures do), and a full driver queue drops frames
+	// and Link.Tap captures do), and a full driver queue drops frames
 	// (which are retransmitted) instead of queueing them. Frames to the
 	// host's own MAC address always go through the qdisc path.
 	UseQdisc bool
