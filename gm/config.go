@@ -94,6 +94,23 @@ type Config struct {
 	// Link tunes the port's link (Ports, SpinTime and QdiscBypass are set
 	// by Open).
 	Link link.Config
+	// OpenLink opens the link of each interface of the unit; nil means
+	// link.Open (an AF_PACKET socket). Tests run ports over in-memory
+	// links with it (package linktest), and a program can decorate the
+	// links it returns.
+	OpenLink func(ifname string, cfg *link.Config) (link.Endpoint, error)
+}
+
+// openLink is Config.OpenLink or link.Open.
+func (c *Config) openLink(ifname string, lc *link.Config) (link.Endpoint, error) {
+	if c.OpenLink != nil {
+		return c.OpenLink(ifname, lc)
+	}
+	l, err := link.Open(ifname, lc)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return l, nil
 }
 
 // Bounds of Config.SendTokens and Config.ReceiveTokens.

@@ -109,8 +109,8 @@ func MaxLengthForSize(size uint8) int { return token.MaxLengthForSize(size) }
 type Port struct {
 	mu    sync.Mutex
 	eng   *proto.Engine
-	lk    *link.Link // the unit's first interface
-	rails *railSet   // all of them, if the unit has several (rails.go), else nil
+	lk    link.Endpoint // the unit's first interface
+	rails *railSet      // all of them, if the unit has several (rails.go), else nil
 
 	id         int
 	name       string
@@ -228,7 +228,7 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	lc.Ports = link.AllPorts
 	lc.SpinTime = -1
 	lc.QdiscBypass = !c.UseQdisc
-	lk, rs, err := openRails(u, &lc)
+	lk, rs, err := openRails(u, &lc, c.openLink)
 	if err != nil {
 		p.owner.release()
 		return nil, linkError(err)
