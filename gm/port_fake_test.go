@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -485,3 +486,29 @@ func TestFakeRails(t *testing.T) {
 		t.Fatal("rail not reported down")
 	}
 }
+
+// TestFakeOpenErrors: an interface the opener does not know is
+// NoSuchDevice, a link without a 6-byte MAC or with too small an MTU is
+// UnsupportedDevice, and the port is free again after each failure.
+func TestFakeOpenErrors(t *testing.T) {
+	n := newFakeNet(t, 1, 1)
+	u := &gm.Unit{Name: n.units[0], Interfaces: []string{"nope0"}}
+	if _, err := gm.OpenUnit(u, 2, "", n.config(0)); !errors.Is(err, gm.NoSuchDevice) || !errors.Is(err, link.ErrNoInterface) {
+		t.Fatalf("unknown interface: %v", err)
+	}
+	cfg := n.config(0)
+	cfg.OpenLink = n.hub.Opener(n.macs, link.MinMTU-1)
+	if _, err := gm.OpenUnit(&gm.Unit{Name: n.units[0], Interfaces: n.ifs[0]}, 2, "", cfg); !errors.Is(err, gm.UnsupportedDevice) || !errors.Is(err, link.ErrMTU) {
+		t.Fatalf("MTU %d: %v", link.MinMTU-1, err)
+	}
+	cfg.OpenLink = func(string, *link.Config) (link.Endpoint, error) { return noMAC{n.hub.Open("x", [6]byte{}, 0, nil)}, nil }
+	if _, err := gm.OpenUnit(&gm.Unit{Name: n.units[0], Interfaces: n.ifs[0]}, 2, "", cfg); !errors.Is(err, gm.UnsupportedDevice) || !errors.Is(err, link.ErrNotEthernet) {
+		t.Fatalf("no MAC: %v", err)
+	}
+	n.open(t, 0, 2, nil)
+}
+
+// noMAC is a link without a hardware address.
+type noMAC struct{ *linktest.Link }
+
+func (noMAC) HardwareAddr() net.HardwareAddr { return nil }

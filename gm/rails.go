@@ -261,6 +261,15 @@ func openRails(u *Unit, lc *link.Config, open func(string, *link.Config) (link.E
 	lks := make([]link.Endpoint, 0, len(u.Interfaces))
 	for _, ifname := range u.Interfaces {
 		lk, err := open(ifname, lc)
+		if err == nil && (len(lk.HardwareAddr()) != 6 || lk.MTU() < link.MinMTU) {
+			// Only an OpenLink other than link.Open (which checks both)
+			// gets here.
+			lk.Close()
+			err = &link.OpError{Op: "open", Interface: ifname, Err: link.ErrNotEthernet}
+			if len(lk.HardwareAddr()) == 6 {
+				err = &link.OpError{Op: "open", Interface: ifname, Err: link.ErrMTU, Detail: fmt.Sprint(lk.MTU())}
+			}
+		}
 		if err != nil {
 			for _, l := range lks {
 				l.Close()
