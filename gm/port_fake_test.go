@@ -501,7 +501,9 @@ func TestFakeOpenErrors(t *testing.T) {
 	if _, err := gm.OpenUnit(&gm.Unit{Name: n.units[0], Interfaces: n.ifs[0]}, 2, "", cfg); !errors.Is(err, gm.UnsupportedDevice) || !errors.Is(err, link.ErrMTU) {
 		t.Fatalf("MTU %d: %v", link.MinMTU-1, err)
 	}
-	cfg.OpenLink = func(string, *link.Config) (link.Endpoint, error) { return noMAC{n.hub.Open("x", [6]byte{}, 0, nil)}, nil }
+	cfg.OpenLink = func(string, *link.Config) (link.Endpoint, error) {
+		return noMAC{n.hub.Open("x", [6]byte{}, 0, nil)}, nil
+	}
 	if _, err := gm.OpenUnit(&gm.Unit{Name: n.units[0], Interfaces: n.ifs[0]}, 2, "", cfg); !errors.Is(err, gm.UnsupportedDevice) || !errors.Is(err, link.ErrNotEthernet) {
 		t.Fatalf("no MAC: %v", err)
 	}
