@@ -514,3 +514,55 @@ func TestFakeOpenErrors(t *testing.T) {
 type noMAC struct{ *linktest.Link }
 
 func (noMAC) HardwareAddr() net.HardwareAddr { return nil }
+
+// TestFakePingPongAllocs: in steady state, a round trip of 8-byte
+// messages through two ports (send, receive, provide the buffer again,
+// completions) allocates nothing; the in-memory links allocate nothing
+// either, so any allocation is the port's.
+func TestFakePingPongAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	n := newFakeNet(t, 2, 1)
+	quiet := func(c *gm.Config) { c.MapPoll = time.Hour } // no map reload (os.Stat) during the measure
+	a, b := n.open(t, 0, 2, quiet), n.open(t, 1, 2, quiet)
+	size := gm.MinSizeForLength(8)
+	for _, p := range []*gm.Port{a, b} {
+		for range 4 {
+			if err := p.ProvideReceiveBuffer(make([]byte, 8), size, gm.HighPriority, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	msg := []byte("pingpong")
+	// one sends on from and polls to until it receives, handling every
+	// other event of both ports.
+	one := func(from, to *gm.Port, node gm.NodeID) {
+		for from.SendToPeerWithCallback(msg, size, len(msg), gm.HighPriority, node, nil, nil) != nil {
+			from.Unknown(from.Receive())
+		}
+		for {
+			e := to.Receive()
+			switch {
+			case e.Type.IsRecv():
+				if len(e.Message) != len(msg) {
+					panic("short message")
+				}
+				to.Unknown(e) // provides the buffer again
+				return
+			case e.Type != gm.NoRecvEvent:
+				to.Unknown(e)
+			}
+		}
+	}
+	round := func() {
+		one(a, b, 2)
+		one(b, a, 1)
+	}
+	for range 500 {
+		round()
+	}
+	if allocs := testing.AllocsPerRun(500, round); allocs != 0 {
+		t.Fatalf("%.2f allocations per round trip, want 0", allocs)
+	}
+}

@@ -34,8 +34,10 @@ type Hub struct {
 	links []*Link
 	drop  func(frame []byte) bool
 	// changed is closed (and replaced) whenever a Link gets a frame, is
-	// woken or closed: every sleeper looks again.
+	// woken or closed while some Wait sleeps (waiters > 0): every sleeper
+	// looks again.
 	changed chan struct{}
+	waiters int
 }
 
 // NewHub returns an empty segment.
@@ -52,8 +54,28 @@ func (h *Hub) SetDrop(drop func(frame []byte) bool) {
 
 // broadcastLocked wakes every sleeper.
 func (h *Hub) broadcastLocked() {
+	if h.waiters == 0 {
+		return // nobody to wake: no allocation per frame
+	}
 	close(h.changed)
 	h.changed = make(chan struct{})
+}
+
+// sleep waits, with the Hub locked, until the next broadcast or timer;
+// it returns with the Hub unlocked and reports whether the timer fired.
+func (h *Hub) sleep(timer <-chan time.Time) (expired bool) {
+	ch := h.changed
+	h.waiters++
+	h.mu.Unlock()
+	select {
+	case <-ch:
+	case <-timer:
+		expired = true
+	}
+	h.mu.Lock()
+	h.waiters--
+	h.mu.Unlock()
+	return expired
 }
 
 // Open attaches a new Link named name with MAC address mac and MTU mtu (0:
@@ -104,7 +126,11 @@ func (h *Hub) deliverLocked(from *Link, frame []byte) {
 		if l == from || l.closed || !l.running || !bcast && l.mac != dst {
 			continue
 		}
-		l.rx = append(l.rx, append([]byte(nil), frame...))
+		var b []byte
+		if k := len(l.free); k > 0 {
+			b, l.free = l.free[k-1][:0], l.free[:k-1]
+		}
+		l.rx = append(l.rx, append(b, frame...))
 		got = true
 	}
 	if got {
@@ -120,8 +146,12 @@ type Link struct {
 	mtu  int
 	tap  func(frame []byte, outgoing bool)
 
-	// Guarded by hub.mu.
+	// Guarded by hub.mu. Frame buffers are recycled (steady state without
+	// allocation): lent holds the frames of the last Recv, free those
+	// that can be reused.
 	rx      [][]byte
+	lent    [][]byte
+	free    [][]byte
 	woken   bool
 	closed  bool
 	running bool
@@ -233,6 +263,9 @@ func (l *Link) Flush() error {
 }
 
 func (l *Link) recvLocked(frames [][]byte) int {
+	// The views of the previous Recv are no longer valid.
+	l.free = append(l.free, l.lent...)
+	l.lent = l.lent[:0]
 	n := copy(frames, l.rx)
 	for _, f := range frames[:n] {
 		l.st.RxFrames++
@@ -241,10 +274,10 @@ func (l *Link) recvLocked(frames [][]byte) int {
 			l.tap(f, false)
 		}
 	}
-	l.rx = l.rx[n:]
-	if len(l.rx) == 0 {
-		l.rx = nil
-	}
+	l.lent = append(l.lent, l.rx[:n]...)
+	k := copy(l.rx, l.rx[n:])
+	clear(l.rx[k:])
+	l.rx = l.rx[:k]
 	return n
 }
 
@@ -285,11 +318,7 @@ func (l *Link) Wait(frames [][]byte, timeout time.Duration) (int, error) {
 			l.hub.mu.Unlock()
 			return 0, nil
 		}
-		ch := l.hub.changed
-		l.hub.mu.Unlock()
-		select {
-		case <-ch:
-		case <-timer:
+		if l.hub.sleep(timer) {
 			return 0, nil
 		}
 	}
@@ -323,7 +352,7 @@ func (l *Link) Close() error {
 		return nil
 	}
 	l.closed = true
-	l.rx = nil
+	l.rx, l.lent, l.free = nil, nil, nil
 	for i, x := range l.hub.links {
 		if x == l {
 			l.hub.links = append(l.hub.links[:i], l.hub.links[i+1:]...)
@@ -370,14 +399,11 @@ func (l *Link) WaitAny(eps []link.Endpoint, timeout time.Duration) error {
 				return nil
 			}
 		}
-		ch := h.changed
-		h.mu.Unlock()
 		if timeout == 0 {
+			h.mu.Unlock()
 			return nil
 		}
-		select {
-		case <-ch:
-		case <-timer:
+		if h.sleep(timer) {
 			return nil
 		}
 	}
