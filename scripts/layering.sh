@@ -24,9 +24,9 @@ done
 
 # Capture decorates the link (Config.Tap): the port and its link must not
 # link the pcap writer, so that a program that does not capture does not
-# link gopacket.
+# link gopacket; nor the in-memory test links.
 core=(./gm ./gm/link)
-nocapture='^(github\.com/google/gopacket.*|github\.com/ethergm/ethergm/capture)$'
+nocapture='^(github\.com/google/gopacket.*|github\.com/ethergm/ethergm/(capture|gm/link/linktest))$'
 cstatus=0
 for p in "${core[@]}"; do
 	bad=$(go list -deps "$p" | grep -E "$nocapture" || true)
@@ -35,6 +35,6 @@ for p in "${core[@]}"; do
 		cstatus=1
 	fi
 done
-[ $cstatus -eq 0 ] && echo "layering: ${core[*]} link no capture (gopacket)"
+[ $cstatus -eq 0 ] && echo "layering: ${core[*]} link no capture (gopacket) and no test links"
 [ $cstatus -eq 0 ] || status=1
 exit $status
