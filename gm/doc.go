@@ -89,6 +89,15 @@
 //
 // Port.DebugState describes the protocol state of every stream.
 //
+// # Links
+//
+// A port depends on link.Endpoint, not on the AF_PACKET link itself:
+// Config.OpenLink opens each interface's endpoint (link.Open by default).
+// Package gm/link/linktest provides in-memory endpoints on a shared hub
+// (several hosts, lossy on demand, interfaces up and down), so that the
+// port's behaviour is tested without privileges; the netns tests are the
+// proof on real sockets.
+//
 // # Wire protocol
 //
 // Frames use EtherType 0x88B5 and the header of package wire. The
