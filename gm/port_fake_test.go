@@ -275,7 +275,7 @@ func TestFakeNoBuffer(t *testing.T) {
 // call and returns PortClosedEvent.
 func TestFakeClosedPort(t *testing.T) {
 	n := newFakeNet(t, 3, 1)
-	a := n.open(t, 0, 2, func(c *gm.Config) { c.LivenessTimeout = 150 * time.Millisecond })
+	a := n.open(t, 0, 2, func(c *gm.Config) { c.LivenessTimeout = 400 * time.Millisecond })
 	n.open(t, 1, 5, nil) // host 1 has port 5 open, not port 4
 	la := startLoop(a, nil)
 	defer la.Stop()
