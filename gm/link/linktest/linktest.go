@@ -314,7 +314,7 @@ func (l *Link) Wait(frames [][]byte, timeout time.Duration) (int, error) {
 			l.woken = false
 			l.hub.mu.Unlock()
 			return 0, nil
-		case timeout == 0:
+		case timeout == 0 || len(frames) == 0:
 			l.hub.mu.Unlock()
 			return 0, nil
 		}
