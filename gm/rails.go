@@ -374,6 +374,8 @@ func (p *Port) linkStats() link.Stats {
 		s.QueueFreezes += ls.QueueFreezes
 		s.CRCErrors += ls.CRCErrors
 		s.Malformed += ls.Malformed
+		s.AuthFailures += ls.AuthFailures
+		s.ForeignPartition += ls.ForeignPartition
 		modes[i] = ls.Mode
 		same = same && ls.Mode == modes[0]
 	}
