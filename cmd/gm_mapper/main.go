@@ -17,31 +17,19 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/spf13/pflag"
-
-	"github.com/ethergm/ethergm/capture"
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/cli"
 	"github.com/ethergm/ethergm/mapper"
 	"github.com/ethergm/ethergm/mapper/driver"
-)
-
-// Exit statuses.
-const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
 )
 
 // Defaults of the file locations.
@@ -59,12 +47,11 @@ func main() {
 
 // options are gm_mapper's command-line options.
 type options struct {
-	unit, host, stateDir, mapFile, hostsFile, pidFile, pcap string
-	logFormat                                               string
-	level                                                   uint8
-	numPasses                                               int
-	verify                                                  time.Duration
-	verbose, version, help                                  bool
+	unit, host, stateDir, mapFile, hostsFile, pidFile string
+	logFormat                                         string
+	level                                             uint8
+	numPasses, verbose                                int
+	verify                                            time.Duration
 }
 
 const description = `gm_mapper maps the EtherGM network of one unit (all its rails): the mappers
@@ -82,62 +69,39 @@ ETHERGM_HOSTS_FILE give the defaults of --unit, --hostname, --state-dir,
 Exit status: 0 after SIGTERM or SIGINT, 1 on failure (also when another
 gm_mapper runs for the unit), 2 for a bad command line.`
 
-func newFlags(o *options) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("gm_mapper", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.StringVar(&o.unit, "unit", "", "the unit: a name from <state dir>/units or a comma-separated list of interfaces (default $ETHERGM_UNIT, else the one interface that is up)")
-	fs.StringVar(&o.host, "hostname", "", "this host's name in the map (default $ETHERGM_HOST, else the kernel's host name)")
-	fs.Uint8Var(&o.level, "level", 1, "mapper level: the highest level maps; 0 never maps, only answers and follows")
-	fs.IntVar(&o.numPasses, "num-passes", 0, "scout passes at start-up before a first map (0: the default, "+strconv.Itoa(mapper.DefaultNumPasses)+")")
-	fs.DurationVar(&o.verify, "verify-interval", mapper.DefaultVerifyInterval, "period of the verification scouts (10ms..1s)")
-	fs.StringVar(&o.stateDir, "state-dir", "", "runtime state directory (default $ETHERGM_STATE_DIR, else "+gm.DefaultStateDir+")")
-	fs.StringVar(&o.mapFile, "map-file", "", "where to write the node map (default $ETHERGM_MAP, else <state dir>/map)")
-	fs.StringVar(&o.hostsFile, "hosts-file", "", "persistent hosts file: node ids and the last map version (default $ETHERGM_HOSTS_FILE, else "+DefaultLibDir+"/<unit>.hosts)")
-	fs.StringVar(&o.pidFile, "daemon-pid-file", "", "write the process id to this file (removed on exit)")
-	fs.StringVar(&o.pcap, "pcap", "", "record every mapper frame sent and received to this pcapng file (%p: the pid)")
-	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
-	fs.BoolVarP(&o.verbose, "verbose", "v", false, "log debug messages too")
-	fs.BoolVar(&o.version, "version", false, "print the version and exit")
-	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
-	return fs
-}
-
 // run is gm_mapper with its arguments and streams. If ready is not nil, it
 // receives the Driver once it runs (tests stop it through it).
 func run(args []string, stdout, stderr io.Writer, ready chan<- *driver.Driver) int {
 	var o options
-	fs := newFlags(&o)
-	fs.SetOutput(io.Discard)
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "gm_mapper: %s\nTry 'gm_mapper --help' for more information.\n", fmt.Sprintf(format, a...))
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		if o.help {
-			printHelp(stdout, fs)
-			return exitOK
-		}
-		return usage("%v", err)
+	c := cli.New("gm_mapper", stdout, stderr)
+	c.Synopsis("[--unit UNIT] [--level N] [OPTION]...")
+	c.Description(description)
+	c.UnitFlag(&o.unit, "")
+	c.HostnameFlag(&o.host, "")
+	c.Flags.Uint8Var(&o.level, "level", 1, "mapper level `N`: the highest level maps; 0 never maps, only answers and follows")
+	c.Flags.IntVar(&o.numPasses, "num-passes", 0, "scout passes `N` at start-up before a first map (0: the default, "+strconv.Itoa(mapper.DefaultNumPasses)+")")
+	c.Flags.DurationVar(&o.verify, "verify-interval", mapper.DefaultVerifyInterval, "period `D` of the verification scouts, 10ms..1s")
+	c.StateDirFlag(&o.stateDir, "")
+	c.MapFileFlag(&o.mapFile, "where to write the node map, `FILE` (default: $"+gm.EnvMap+", else STATE-DIR/map)")
+	c.Flags.StringVar(&o.hostsFile, "hosts-file", "", "the persistent hosts `FILE`: node ids and the last map version (default: $"+EnvHostsFile+", else "+DefaultLibDir+"/UNIT.hosts)")
+	c.Flags.StringVar(&o.pidFile, "daemon-pid-file", "", "write the process id to `FILE` (removed on exit)")
+	pcap := c.PcapFlag()
+	c.Flags.StringVar(&o.logFormat, "log-format", "text", "log `FORMAT`: text or json")
+	c.VerboseFlag(&o.verbose, "log debug messages too")
+	if code, done := c.Parse(args); done {
+		return code
 	}
 	switch {
-	case o.help:
-		printHelp(stdout, fs)
-		return exitOK
-	case o.version:
-		fmt.Fprintf(stdout, "gm_mapper (EtherGM) %s\n", version())
-		return exitOK
-	case fs.NArg() > 0:
-		return usage("unexpected argument %q", fs.Arg(0))
 	case o.logFormat != "text" && o.logFormat != "json":
-		return usage("invalid value %q for --log-format: text or json", o.logFormat)
+		return c.Usagef("invalid value %q for --log-format: text or json", o.logFormat)
 	case o.verify < 10*time.Millisecond || o.verify > mapper.MaxVerifyInterval:
-		return usage("invalid value %v for --verify-interval: 10ms..%v", o.verify, mapper.MaxVerifyInterval)
+		return c.Usagef("invalid value %v for --verify-interval: 10ms..%v", o.verify, mapper.MaxVerifyInterval)
 	case o.numPasses < 0 || o.numPasses > 100:
-		return usage("invalid value %d for --num-passes: 0..100", o.numPasses)
+		return c.Usagef("invalid value %d for --num-passes: 0..100", o.numPasses)
 	}
 
 	lvl := slog.LevelInfo
-	if o.verbose {
+	if o.verbose > 0 {
 		lvl = slog.LevelDebug
 	}
 	hopts := &slog.HandlerOptions{Level: lvl}
@@ -148,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- *driver.Driver) i
 	log := slog.New(h)
 	fail := func(msg string, a ...any) int {
 		log.Error(msg, a...)
-		return exitFailure
+		return cli.ExitFailure
 	}
 
 	// Files and names, as ports find them.
@@ -185,21 +149,17 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- *driver.Driver) i
 		o.hostsFile = filepath.Join(DefaultLibDir, unit.Name+".hosts")
 	}
 
-	var tap func([]byte, bool)
-	if o.pcap != "" {
-		w, err := capture.Open(capture.ExpandPath(o.pcap, os.Getpid()))
-		if err != nil {
-			return fail("pcap", "err", err)
-		}
-		defer w.Close()
-		tap = w.Tap
+	w, err := pcap.Open()
+	if err != nil {
+		return fail("pcap", "err", err)
 	}
+	defer w.Close()
 
 	d, err := driver.New(driver.Config{
 		Unit: unit.Name, Interfaces: unit.Interfaces, Host: o.host,
 		Level: o.level, NumPasses: o.numPasses, VerifyInterval: o.verify,
 		MapFile: o.mapFile, HostsFile: o.hostsFile, StateDir: o.stateDir,
-		Tap: tap, Logger: log,
+		Tap: w.TapFunc(), Logger: log,
 	})
 	if err != nil {
 		return fail("cannot start", "err", err)
@@ -233,7 +193,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- *driver.Driver) i
 		return fail("stopped", "err", err)
 	}
 	log.Info("stopped")
-	return exitOK
+	return cli.ExitOK
 }
 
 // writePidFile writes the pid, atomically, creating the directory.
@@ -250,25 +210,4 @@ func writePidFile(path string) error {
 		return err
 	}
 	return nil
-}
-
-func printHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, "Usage: gm_mapper [--unit UNIT] [--level N] [OPTION]...\n\n%s\n\nOptions:\n%s", description, fs.FlagUsages())
-}
-
-// version is the module version, or the VCS revision, of the binary.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" {
-			return strings.TrimSpace(s.Value)
-		}
-	}
-	return "(devel)"
 }
