@@ -630,7 +630,8 @@ func TestIntegrationMapperPortClosed(t *testing.T) {
 // its gm_mapper writes.
 func openPort(t testing.TB, h *mapperHost, id int) *gm.Port {
 	t.Helper()
-	cfg := &gm.Config{Host: h.Name, StateDir: filepath.Join(h.Dir, "ports"), MapFile: h.mapFile(), MapPoll: 50 * time.Millisecond}
+	// The state directory is gm_mapper's: it finds the open ports there.
+	cfg := &gm.Config{Host: h.Name, StateDir: h.Dir, MapFile: h.mapFile(), MapPoll: 50 * time.Millisecond}
 	var p *gm.Port
 	err := h.Do(func() (err error) {
 		p, err = gm.Open(strings.Join(h.Ifaces, ","), id, "test", cfg)
@@ -661,6 +662,12 @@ func (c *completions) cb(_ *gm.Port, ctx any, st gm.Status) {
 	c.mu.Unlock()
 }
 
+func (c *completions) snapshot() []completion {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.got)
+}
+
 // wait drives p (its callbacks run in Unknown) until n sends completed.
 func (c *completions) wait(t testing.TB, p *gm.Port, n int, timeout time.Duration) []completion {
 	t.Helper()
@@ -682,3 +689,100 @@ func (c *completions) wait(t testing.TB, p *gm.Port, n int, timeout time.Duratio
 		}
 	}
 }
+
+// TestIntegrationMapperPortsTransfer: GM ports find each other with the
+// map the mappers made, and nothing else. The rails are crossed (host1's
+// eth0 on the switch of host0's eth1), so pairing rails by position would
+// not work: only the map's routes do. Messages of many sizes go both ways
+// and are checked byte for byte, in order.
+func TestIntegrationMapperPortsTransfer(t *testing.T) {
+	hs := newCluster(t, netns.Options{Hosts: 2, Rails: 2, HostRails: transferRails})
+	startAll(t, hs)
+	waitConfigured(t, hs, 20*time.Second)
+	a, b := hs[0], hs[1]
+	pa, pb := openPort(t, a, 2), openPort(t, b, 2)
+	bid, err := pa.HostNameToNodeID(b.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aid, err := pb.HostNameToNodeID(a.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	sizes := []int{1, 7, 64, 1000, 1500, 4000, 9000, 70000}
+	msg := func(from string, i int) []byte {
+		l := sizes[i%len(sizes)]
+		m := make([]byte, l)
+		for j := range m {
+			m[j] = byte(i*131 + j*7 + len(from))
+		}
+		return m
+	}
+	// Each receiver provides a buffer of every size class used, and
+	// replaces it after each message.
+	provide := func(p *gm.Port, size uint8) {
+		if err := p.ProvideReceiveBuffer(make([]byte, gm.MaxLengthForSize(size)), size, gm.LowPriority, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []*gm.Port{pa, pb} {
+		for _, l := range sizes {
+			for range 4 {
+				provide(p, gm.MinSizeForLength(l))
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	run := func(p *gm.Port, self, peer string, node nodemap.NodeID) {
+		defer wg.Done()
+		c := newCompletions()
+		sent, recvd, inflight := 0, 0, 0
+		end := time.Now().Add(60 * time.Second)
+		for recvd < n || len(c.snapshot()) < n {
+			if time.Now().After(end) {
+				errs <- fmt.Errorf("%s: %d sent (%d completed: %v), %d received after 60 s", self, sent, len(c.snapshot()), c.snapshot(), recvd)
+				return
+			}
+			if sent < n && inflight < 8 {
+				m := msg(self, sent)
+				if err := p.SendWithCallback(m, gm.MinSizeForLength(len(m)), len(m), gm.LowPriority, node, 2, c.cb, sent); err == nil {
+					sent++
+				}
+			}
+			inflight = sent - len(c.snapshot())
+			e := p.Receive()
+			switch {
+			case e.Type.IsRecv():
+				if want := msg(peer, recvd); !bytes.Equal(e.Message, want) {
+					errs <- fmt.Errorf("%s: message %d from %s: %d bytes, want %d, or different content", self, recvd, peer, len(e.Message), len(want))
+					return
+				}
+				recvd++
+				provide(p, e.Size)
+			case e.Type != gm.NoRecvEvent:
+				p.Unknown(e)
+			default:
+				time.Sleep(20 * time.Microsecond)
+			}
+		}
+		for _, cp := range c.snapshot() {
+			if cp.st != gm.Success {
+				errs <- fmt.Errorf("%s: send %d: %v", self, cp.ctx, cp.st)
+				return
+			}
+		}
+	}
+	wg.Add(2)
+	go run(pa, a.Name, b.Name, bid)
+	go run(pb, b.Name, a.Name, aid)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	t.Logf("%d messages each way, verified, over the mapper's routes", n)
+}
+
+var transferRails = [][]int{nil, {1, 0}}
