@@ -786,3 +786,55 @@ func TestIntegrationMapperPortsTransfer(t *testing.T) {
 }
 
 var transferRails = [][]int{nil, {1, 0}}
+
+// TestIntegrationMapperCluster64 maps 64 hosts on one switch and reports
+// how long after the last gm_mapper started every host was fully
+// configured (the goal is at most 2 s; the figure is printed, not
+// asserted, since the machine's load decides it).
+func TestIntegrationMapperCluster64(t *testing.T) {
+	const n = 64
+	buildStart := time.Now()
+	hs := newCluster(t, netns.Options{Hosts: n})
+	binary(t)
+	t.Logf("%d-host cluster built in %v", n, time.Since(buildStart).Round(time.Millisecond))
+	first := time.Now()
+	startAll(t, hs)
+	last := time.Now()
+	v := waitConfigured(t, hs, 60*time.Second)
+	done := time.Since(last)
+	t.Logf("%d hosts: fully configured (map version %d) %v after the last gm_mapper started (%v to start them all); CPU of the daemons so far: %v",
+		n, v, done.Round(time.Millisecond), last.Sub(first).Round(time.Millisecond), cpuTime(hs))
+	idle0 := cpuTime(hs)
+	time.Sleep(2 * time.Second)
+	t.Logf("idle: %d daemons used %v of CPU in 2 s", n, cpuTime(hs)-idle0)
+	want := ids(t, hs[0])
+	for _, h := range hs[1:] {
+		if got := ids(t, h); !mapsEqual(got, want) {
+			t.Fatalf("%s has ids %v, %s has %v", h.Name, got, hs[0].Name, want)
+		}
+	}
+}
+
+// cpuTime returns the CPU time (user and system) the hosts' gm_mapper
+// processes have used.
+func cpuTime(hs []*mapperHost) time.Duration {
+	var ticks int64
+	for _, h := range hs {
+		if h.proc == nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", h.proc.Pid()))
+		if err != nil {
+			continue
+		}
+		// The fields after the command name (which may hold spaces).
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+		if len(f) > 12 {
+			var u, s int64
+			fmt.Sscan(f[11], &u)
+			fmt.Sscan(f[12], &s)
+			ticks += u + s
+		}
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond // USER_HZ = 100
+}

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -42,6 +43,12 @@ const (
 )
 
 func main() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		// One goroutine does the work; with more Ps the runtime wakes
+		// idle threads to look for work at every timer, which costs
+		// more than the work (mapper/driver.DefaultRecvPoll).
+		runtime.GOMAXPROCS(1)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, nil))
 }
 

@@ -57,8 +57,16 @@ func (n *nackState) take(now time.Duration) bool {
 // closed-ports link in step: its port mask is every port that is not open
 // (the mapper port aside). Without a node id (no map yet) nothing can be
 // answered, so there is no such link.
-func (d *Driver) probePorts() {
-	d.open = openPorts(d.cfg.Unit, d.cfg.StateDir)
+func (d *Driver) probePorts(now mapper.Time) {
+	open := d.sockets.ports(d.cfg.Unit)
+	if now >= d.nextLockProbe {
+		// gm's lock files change only when ports open or close, and
+		// answerClosed checks the port's own again before answering.
+		d.locked = lockedPorts(d.cfg.Unit, d.cfg.StateDir)
+		d.nextLockProbe = now + lockProbeInterval
+	}
+	d.open = open | d.locked
+	d.nextPortProbe = now + PortProbeInterval
 	want := link.PortMask(allPorts &^ d.open &^ (1 << MapperPort))
 	if d.selfID == 0 {
 		want = 0
@@ -132,27 +140,54 @@ func appendClosedNack(b []byte, hdr *wire.HeaderFields, frame []byte, h wire.Hea
 	return wire.AppendFrame(b, wire.Ethernet(frame).Src(), mac, etherType, hdr, nil)
 }
 
-// openPorts returns the ports of unit that are open in this network
-// namespace (bit p): those whose abstract socket (ctl.PortName) is
-// listening, and, if stateDir is set, those whose gm lock file
-// (<stateDir>/<unit>.port<p>.lock) is locked.
-func openPorts(unit, stateDir string) uint32 {
-	return socketPorts(unit) | lockedPorts(unit, stateDir)
+// lockProbeInterval is how often gm's port lock files are looked at.
+const lockProbeInterval = time.Second
+
+// socketList reads the network namespace's socket list to find the open
+// ports (their abstract sockets, ctl.PortName). One read, instead of one
+// connection to each port (which would make each port's process answer).
+// The file is /proc/thread-self/net/unix opened by the thread that runs
+// New, so later reads from any thread list that thread's namespace
+// (/proc/net is the main thread's).
+type socketList struct {
+	f   *os.File
+	buf []byte
 }
 
-// socketPorts reads /proc/thread-self/net/unix (the calling thread's
-// network namespace; /proc/net is the main thread's) for listening sockets
-// named ctl.PortName(unit, p). One read, instead of one connection to each
-// port (which would make each port's process answer).
-func socketPorts(unit string) uint32 {
-	data, err := os.ReadFile("/proc/thread-self/net/unix")
-	if err != nil {
-		data, err = os.ReadFile("/proc/net/unix")
+func (s *socketList) open() {
+	f, err := os.Open("/proc/thread-self/net/unix")
+	if err == nil {
+		s.f = f
 	}
-	if err != nil {
+}
+
+func (s *socketList) close() {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+}
+
+// ports returns the ports of unit whose sockets are listening.
+func (s *socketList) ports(unit string) uint32 {
+	if s.f == nil {
 		return fallbackSocketPorts(unit)
 	}
-	return parseUnixSockets(data, unit)
+	if s.buf == nil {
+		s.buf = make([]byte, 64<<10)
+	}
+	n := 0
+	for {
+		k, err := s.f.ReadAt(s.buf[n:], int64(n))
+		n += k
+		if err != nil || k == 0 {
+			break
+		}
+		if n == len(s.buf) {
+			s.buf = append(s.buf, make([]byte, len(s.buf))...)
+		}
+	}
+	return parseUnixSockets(s.buf[:n], unit)
 }
 
 // parseUnixSockets returns the ports of unit that /proc/net/unix content

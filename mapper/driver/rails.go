@@ -1,7 +1,10 @@
 package driver
 
 import (
+	"fmt"
 	"net"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/mapper"
@@ -30,6 +33,44 @@ func (d *Driver) linkConfig(ports link.PortMask, blocks int) *link.Config {
 	}
 }
 
+// ifProbe looks at interfaces with two ioctls on a socket of the
+// network namespace New ran in (no netlink dump, nothing allocated).
+type ifProbe struct{ fd int }
+
+func (p *ifProbe) open() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socket for interface state: %w", err)
+	}
+	p.fd = fd
+	return nil
+}
+
+func (p *ifProbe) close() {
+	if p.fd > 0 {
+		unix.Close(p.fd)
+		p.fd = -1
+	}
+}
+
+// state returns the interface's index (0 if it does not exist) and
+// whether it is up and running (IFF_UP, IFF_RUNNING).
+func (p *ifProbe) state(name string) (ifindex int, up, running bool) {
+	ifr, err := unix.NewIfreq(name)
+	if err != nil {
+		return 0, false, false
+	}
+	if unix.IoctlIfreq(p.fd, unix.SIOCGIFINDEX, ifr) != nil {
+		return 0, false, false
+	}
+	ifindex = int(ifr.Uint32())
+	if unix.IoctlIfreq(p.fd, unix.SIOCGIFFLAGS, ifr) != nil {
+		return 0, false, false
+	}
+	f := ifr.Uint16()
+	return ifindex, f&unix.IFF_UP != 0, f&unix.IFF_RUNNING != 0
+}
+
 // pollInterfaces looks at every interface of the unit: present (with the
 // same ifindex and MAC), up and running. It opens the mapper link of an
 // interface that is up, closes the links of one that disappeared or was
@@ -38,29 +79,25 @@ func (d *Driver) linkConfig(ports link.PortMask, blocks int) *link.Config {
 // are down.
 func (d *Driver) pollInterfaces(now mapper.Time, first bool) {
 	for i, r := range d.rails {
-		ifi, err := net.InterfaceByName(r.name)
+		ifindex, up, running := d.ifs.state(r.name)
 		usable := false
 		switch {
-		case err != nil:
+		case ifindex == 0:
 			if r.ifindex != 0 || first {
 				d.log.Warn("interface gone", "interface", r.name, "rail", i)
 			}
 			r.closeLinks()
 			r.ifindex = 0
-		case len(ifi.HardwareAddr) != 6 || nodemap.MAC(ifi.HardwareAddr) != r.mac:
-			if r.lk != nil || r.ifindex != -1 {
-				d.log.Error("interface changed its MAC address; restart gm_mapper to use it",
-					"interface", r.name, "rail", i, "was", nodemap.FormatMAC(r.mac), "now", ifi.HardwareAddr.String())
-			}
+		case ifindex != r.ifindex && !d.sameMAC(i, r):
 			r.closeLinks()
-			r.ifindex = -1
+			r.ifindex = -1 // looked at again next time
 		default:
-			if r.ifindex > 0 && ifi.Index != r.ifindex {
-				d.log.Warn("interface replaced", "interface", r.name, "rail", i, "ifindex", ifi.Index)
+			if r.ifindex > 0 && ifindex != r.ifindex {
+				d.log.Warn("interface replaced", "interface", r.name, "rail", i, "ifindex", ifindex)
 				r.closeLinks()
 			}
-			r.ifindex = ifi.Index
-			if r.lk == nil && ifi.Flags&net.FlagUp != 0 {
+			r.ifindex = ifindex
+			if r.lk == nil && up {
 				lk, err := link.Open(r.name, d.linkConfig(1<<MapperPort, mapperRxBlocks))
 				if err != nil {
 					d.log.Warn("opening the interface", "interface", r.name, "rail", i, "err", err)
@@ -69,7 +106,7 @@ func (d *Driver) pollInterfaces(now mapper.Time, first bool) {
 					d.log.Debug("link open", "interface", r.name, "rail", i, "mode", lk.Mode())
 				}
 			}
-			usable = r.lk != nil && ifi.Flags&net.FlagUp != 0 && ifi.Flags&net.FlagRunning != 0
+			usable = r.lk != nil && up && running
 		}
 		if usable != r.up {
 			r.up = usable
@@ -81,6 +118,23 @@ func (d *Driver) pollInterfaces(now mapper.Time, first bool) {
 			}
 		}
 	}
+}
+
+// sameMAC reports whether rail i's interface (new, or with a new ifindex)
+// still has the MAC address the core knows; it logs when not.
+func (d *Driver) sameMAC(i int, r *rail) bool {
+	ifi, err := net.InterfaceByName(r.name)
+	if err != nil {
+		return false
+	}
+	if len(ifi.HardwareAddr) == 6 && nodemap.MAC(ifi.HardwareAddr) == r.mac {
+		return true
+	}
+	if r.ifindex != -1 {
+		d.log.Error("interface changed its MAC address; restart gm_mapper to use it",
+			"interface", r.name, "rail", i, "was", nodemap.FormatMAC(r.mac), "now", ifi.HardwareAddr.String())
+	}
+	return false
 }
 
 // closeLinks closes the rail's links.
