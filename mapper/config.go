@@ -40,6 +40,10 @@ type leaderState struct {
 	nextRetry  Time
 	retries    int
 	seq        uint32
+	// waitFor is the mapper whose table a new leader waits for (zero:
+	// none), until waitUntil.
+	waitFor   nodemap.MAC
+	waitUntil Time
 }
 
 // assembly is a map being received in several CONFIG frames.
@@ -85,6 +89,11 @@ func (m *Mapper) changed(now Time) {
 
 func (m *Mapper) leaderTick(now Time) {
 	if m.lead.nextIssue != never && now >= m.lead.nextIssue {
+		if m.lead.waitFor != (nodemap.MAC{}) && now < m.lead.waitUntil {
+			m.lead.nextIssue = m.lead.waitUntil
+			return
+		}
+		m.lead.waitFor = nodemap.MAC{}
 		m.lead.nextIssue = never
 		es, dups := m.desired(now)
 		m.dups = dups
@@ -262,7 +271,11 @@ func (m *Mapper) routeTo(uid nodemap.MAC, now Time) (int, nodemap.MAC, bool) {
 // onConfig handles a CONFIG frame.
 func (m *Mapper) onConfig(now Time, rail int, src nodemap.MAC, c *wire.Config) {
 	if c.MapperID == m.cfg.MACs[0] {
-		m.drop(DropStale)
+		if slices.Contains(m.cfg.MACs, src) {
+			m.drop(DropSelf)
+		} else {
+			m.drop(DropStale)
+		}
 		return
 	}
 	p := m.net.peers[c.MapperID]
@@ -359,6 +372,10 @@ func (m *Mapper) sendAck(now Time, rail int, dst nodemap.MAC, flags wire.ConfigF
 
 // onConfigAck handles a CONFIG_ACK frame.
 func (m *Mapper) onConfigAck(now Time, rail int, src nodemap.MAC, a *wire.ConfigAck) {
+	if a.UniqueID == m.cfg.MACs[0] {
+		m.drop(DropForged)
+		return
+	}
 	p := m.net.peers[a.UniqueID]
 	if p == nil {
 		m.drop(DropUnknown)
@@ -396,9 +413,11 @@ func (m *Mapper) onConfigAck(now Time, rail int, src nodemap.MAC, a *wire.Config
 	}
 }
 
-// onTable merges a table handed over by a mapper that stepped down.
+// onTable merges a table handed over by a mapper that stepped down. A
+// starting host that will lead takes it too, so that its first map keeps
+// the ids of the hosts that are absent now.
 func (m *Mapper) onTable(now Time, rail int, src nodemap.MAC, c *wire.Config) {
-	if !m.leading() {
+	if m.elected != m.cfg.MACs[0] {
 		m.drop(DropStale)
 		return
 	}
@@ -410,6 +429,9 @@ func (m *Mapper) onTable(now Time, rail int, src nodemap.MAC, c *wire.Config) {
 		m.tbl.claim(e.macs[0], e.name, e.macs, e.id)
 	}
 	m.sendAck(now, rail, src, wire.ConfigTable, c.MapVersion)
+	if c.MapperID == m.lead.waitFor && int(c.First)+int(c.Count) == int(c.TotalHosts) {
+		m.lead.waitFor = nodemap.MAC{}
+	}
 	m.changed(now)
 }
 

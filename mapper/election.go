@@ -37,6 +37,7 @@ func (m *Mapper) elect(now Time) {
 			best, bestLevel = p.uid, p.level
 		}
 	}
+	m.electedLevel = bestLevel
 	if best != m.elected {
 		m.elected = best
 		m.counters.LeaderChanges++
@@ -78,6 +79,27 @@ func (m *Mapper) becomeLeader(now Time) {
 			m.tbl.claim(p.uid, p.name, p.macs(), nodemap.NodeID(p.nodeID))
 		}
 	}
+	// A mapper still alive whose map is newer than ours is stepping down
+	// and hands its table over: wait for it (at most an interval) so that
+	// the first map keeps the ids of the hosts absent now.
+	if p := m.net.peers[m.newestMapper(now)]; p != nil && p.uid != m.cfg.MACs[0] && m.peerAlive(p, now) {
+		m.lead.waitFor, m.lead.waitUntil = p.uid, now+m.interval
+	}
+}
+
+// newestMapper returns the mapper of the newest map the alive peers hold.
+func (m *Mapper) newestMapper(now Time) nodemap.MAC {
+	var best nodemap.MAC
+	var v uint32
+	for _, p := range m.net.peers {
+		if m.peerAlive(p, now) && p.mapVersion > v {
+			best, v = p.mapper, p.mapVersion
+		}
+	}
+	if v <= m.cur.version {
+		return nodemap.MAC{}
+	}
+	return best
 }
 
 func (m *Mapper) stepDown(now Time) {

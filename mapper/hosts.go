@@ -71,12 +71,13 @@ func (s State) Marshal() []byte {
 // ErrState is wrapped by the errors of ParseState.
 var ErrState = errors.New("mapper: malformed state file")
 
-// ParseState parses a hosts file written by State.Marshal. Node ids, unique
-// ids and MACs must not repeat.
+// ParseState parses a hosts file written by State.Marshal. Node ids and
+// unique ids must not repeat (other MACs may: an absent host's interface
+// may have moved to another host).
 func ParseState(data []byte) (State, error) {
 	var s State
 	ids := map[nodemap.NodeID]bool{}
-	macs := map[nodemap.MAC]bool{}
+	uids := map[nodemap.MAC]bool{}
 	for i, line := range strings.Split(string(data), "\n") {
 		if j := strings.IndexByte(line, '#'); j >= 0 {
 			line = line[:j]
@@ -119,16 +120,16 @@ func ParseState(data []byte) (State, error) {
 			if err != nil {
 				return bad("bad MAC address %q", ms)
 			}
-			if macs[mac] {
-				return bad("MAC address %s listed twice", ms)
-			}
-			macs[mac] = true
 			h.MACs = append(h.MACs, mac)
 		}
 		if len(h.MACs) > nodemap.MaxRails {
 			return bad("%d MAC addresses (at most %d)", len(h.MACs), nodemap.MaxRails)
 		}
 		h.UniqueID = h.MACs[0]
+		if uids[h.UniqueID] {
+			return bad("unique id %s listed twice", nodemap.FormatMAC(h.UniqueID))
+		}
+		uids[h.UniqueID] = true
 		s.Hosts = append(s.Hosts, h)
 	}
 	return s, nil
@@ -285,15 +286,14 @@ func (m *Mapper) present(now Time) []view {
 	return vs
 }
 
-// desired updates the hosts table with the present hosts and returns the
-// map entries (every host of the table, absent ones flagged) and the
-// duplicates: hosts claiming a name or MAC that an earlier host holds are
-// left out. Hosts already in the table come first, by id, then new ones by
-// unique id, so a newcomer never displaces a known host.
-func (m *Mapper) desired(now Time) ([]entry, []Duplicate) {
-	vs := m.present(now)
+// resolve orders the present hosts vs (hosts already in the table first,
+// by id, then new ones by unique id, so a newcomer never displaces a known
+// host) and leaves out those claiming a name or MAC that an earlier one
+// holds: it returns the hosts kept, in order, and the duplicates. It does
+// not change the table.
+func (t *table) resolve(vs []view) ([]*view, []Duplicate) {
 	rank := func(v *view) (bool, nodemap.NodeID) {
-		if r := m.tbl.byUID[v.uid]; r != nil {
+		if r := t.byUID[v.uid]; r != nil {
 			return true, r.id
 		}
 		return false, 0
@@ -312,10 +312,6 @@ func (m *Mapper) desired(now Time) ([]entry, []Duplicate) {
 		}
 		return bytes.Compare(a.uid[:], b.uid[:])
 	})
-	presentUID := make(map[nodemap.MAC]bool, len(vs))
-	for i := range vs {
-		presentUID[vs[i].uid] = true
-	}
 	nameOf := make(map[string]nodemap.MAC, len(vs))
 	macOf := make(map[nodemap.MAC]nodemap.MAC, len(vs))
 	dups := map[string]*Duplicate{}
@@ -328,7 +324,7 @@ func (m *Mapper) desired(now Time) ([]entry, []Duplicate) {
 		}
 		d.UniqueIDs = append(d.UniqueIDs, nodemap.FormatMAC(claimant))
 	}
-	in := make(map[*record]uint8, len(vs))
+	var kept []*view
 	for i := range vs {
 		v := &vs[i]
 		ok := true
@@ -349,6 +345,31 @@ func (m *Mapper) desired(now Time) ([]entry, []Duplicate) {
 		for _, mac := range v.macs {
 			macOf[mac] = v.uid
 		}
+		kept = append(kept, v)
+	}
+	var ds []Duplicate
+	for _, d := range dups {
+		ds = append(ds, *d)
+	}
+	slices.SortFunc(ds, func(a, b Duplicate) int { return cmp.Compare(a.Kind+a.Value, b.Kind+b.Value) })
+	return kept, ds
+}
+
+// desired updates the hosts table with the present hosts and returns the
+// map entries (every host of the table, absent ones flagged) and the
+// duplicates (see resolve). A new host whose name an absent host of the
+// table had takes that host's id (a host that came back with another
+// first interface); otherwise it gets the id it claims from another
+// mapper's map if free, else a new one.
+func (m *Mapper) desired(now Time) ([]entry, []Duplicate) {
+	vs := m.present(now)
+	kept, ds := m.tbl.resolve(vs)
+	presentUID := make(map[nodemap.MAC]bool, len(vs))
+	for i := range vs {
+		presentUID[vs[i].uid] = true
+	}
+	in := make(map[*record]uint8, len(kept))
+	for _, v := range kept {
 		r := m.tbl.byUID[v.uid]
 		if r == nil {
 			for _, o := range m.tbl.recs {
@@ -377,10 +398,5 @@ func (m *Mapper) desired(now Time) ([]entry, []Duplicate) {
 		}
 		es = append(es, e)
 	}
-	var ds []Duplicate
-	for _, d := range dups {
-		ds = append(ds, *d)
-	}
-	slices.SortFunc(ds, func(a, b Duplicate) int { return cmp.Compare(a.Kind+a.Value, b.Kind+b.Value) })
 	return es, ds
 }

@@ -97,13 +97,15 @@ type Mapper struct {
 	lead leaderState // distribution, while this host leads
 	hand handover    // a table handed over to a new leader
 
-	elected     nodemap.MAC // the mapper in charge as this host sees it (zero: none)
-	lastVersion uint32      // highest version used or installed (persisted)
-	dups        []Duplicate
+	elected      nodemap.MAC // the mapper in charge as this host sees it (zero: none)
+	electedLevel uint8
+	lastVersion  uint32 // highest version used or installed (persisted)
+	dups         []Duplicate
 
-	counters Counters
-	buf      []byte // frame being built
-	body     []byte // body being built
+	counters            Counters
+	framesIn, framesOut [256]uint64 // by wire.Type
+	buf                 []byte      // frame being built
+	body                []byte      // body being built
 }
 
 // Errors of New.
@@ -208,18 +210,15 @@ func (m *Mapper) input(now Time, rail int, frame []byte) {
 		m.drop(DropNotMapper)
 		return
 	}
-	m.counters.FramesIn[t.String()]++
+	m.framesIn[t]++
 	if !m.self.railUp[rail] {
 		m.drop(DropRailDown)
 		return
 	}
+	// Our own frames come back when two of our rails share a segment; the
+	// bodies say whose they are. A frame from one of our MACs whose body
+	// names another host is a MAC claimed twice (onHostInfo).
 	src := nodemap.MAC(frame[6:12])
-	for _, own := range m.cfg.MACs {
-		if src == own {
-			m.drop(DropSelf)
-			return
-		}
-	}
 	if src[0]&1 != 0 || src == (nodemap.MAC{}) {
 		m.drop(DropForged)
 		return
@@ -271,7 +270,7 @@ func (m *Mapper) send(rail int, dst nodemap.MAC, t wire.Type, tnode uint32, seq 
 		TargetNode: tnode, SourceNode: uint32(m.cur.self), Seq: seq, MsgLen: uint32(len(body)),
 	}
 	m.buf = wire.AppendFrame(m.buf[:0], dst, m.cfg.MACs[rail], m.cfg.EtherType, &f, body)
-	m.counters.FramesOut[t.String()]++
+	m.framesOut[t]++
 	m.out.Send(rail, m.buf)
 }
 

@@ -2,6 +2,7 @@ package mapper
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/wire"
@@ -66,7 +67,7 @@ func (m *Mapper) init() {
 	m.net.macs = make(map[nodemap.MAC]*heard)
 	m.tbl.load(m.cfg.State.Hosts)
 	m.lastVersion = m.cfg.State.LastVersion
-	m.counters = Counters{FramesIn: map[string]uint64{}, FramesOut: map[string]uint64{}, Drops: map[string]uint64{}}
+	m.counters = Counters{Drops: map[string]uint64{}}
 	m.lead.nextIssue, m.lead.nextRetry, m.hand.next = never, never, never
 	m.cur.lastAck = never
 }
@@ -192,7 +193,11 @@ func (m *Mapper) peerAlive(p *peer, now Time) bool { return m.alive(p.lastSeen, 
 // onHostInfo handles a SCOUT or SCOUT_REPLY.
 func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h *wire.HostInfo) {
 	if h.UniqueID == m.cfg.MACs[0] {
-		m.drop(DropForged)
+		if slices.Contains(m.cfg.MACs, src) {
+			m.drop(DropSelf)
+		} else {
+			m.drop(DropForged)
+		}
 		return
 	}
 	pr := -1
@@ -205,12 +210,14 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 		m.drop(DropForged)
 		return
 	}
-	name := string(h.Name)
-	if !nodemap.ValidHostName(name) {
+	p := m.net.peers[h.UniqueID]
+	name := ""
+	if p != nil && p.name == string(h.Name) {
+		name = p.name
+	} else if name = string(h.Name); !nodemap.ValidHostName(name) {
 		m.drop(DropName)
 		return
 	}
-	p := m.net.peers[h.UniqueID]
 	if p == nil {
 		p = &peer{uid: h.UniqueID}
 		for i := range p.replied {
@@ -231,6 +238,12 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 		}
 	}
 	p.name = name
+	// A rail the host reports down carries no route to it from now on.
+	for i := range int(h.NumRails) {
+		if h.Rails[i].State&wire.RailUp == 0 {
+			delete(m.net.macs, h.Rails[i].MAC)
+		}
+	}
 	p.level, p.flags = h.Level, h.Flags
 	p.numRails, p.rails = int(h.NumRails), h.Rails
 	p.mapVersion, p.mapper, p.nodeID = h.MapVersion, h.MapperID, h.NodeID
@@ -243,7 +256,7 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 		h.MapVersion == m.cur.version && m.cur.m != nil {
 		m.cur.leaderConfigured = h.Flags&wire.HostConfigured != 0
 	}
-	if p.level > 0 && !wasCandidate {
+	if p.level > 0 && !wasCandidate && better(p.level, p.uid, m.electedLevel, m.elected) {
 		m.elect(now)
 	}
 	if changed {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ethergm/ethergm/nodemap"
+	"github.com/ethergm/ethergm/wire"
 )
 
 // Status is a snapshot of the mapper's state for gm_board_info, logs and
@@ -124,14 +125,17 @@ func (m *Mapper) Status() Status {
 		Starting:   m.self.starting || !m.self.started,
 		Duplicates: slices.Clone(m.dups),
 		Counters: Counters{
-			FramesIn:      maps.Clone(m.counters.FramesIn),
-			FramesOut:     maps.Clone(m.counters.FramesOut),
+			FramesIn:      byType(&m.framesIn),
+			FramesOut:     byType(&m.framesOut),
 			Drops:         maps.Clone(m.counters.Drops),
 			Remaps:        m.counters.Remaps,
 			MapsInstalled: m.counters.MapsInstalled,
 			LeaderChanges: m.counters.LeaderChanges,
 			ConfigRetries: m.counters.ConfigRetries,
 		},
+	}
+	if !m.leading() && m.self.started {
+		_, s.Duplicates = m.tbl.resolve(m.present(m.self.lastScout))
 	}
 	if m.elected != (nodemap.MAC{}) {
 		s.Elected = nodemap.FormatMAC(m.elected)
@@ -154,4 +158,14 @@ func (m *Mapper) Status() Status {
 			Local: nodemap.FormatMAC(r.Local), Peer: nodemap.FormatMAC(r.Peer)})
 	}
 	return s
+}
+
+func byType(c *[256]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for t, n := range c {
+		if n != 0 {
+			out[wire.Type(t).String()] = n
+		}
+	}
+	return out
 }

@@ -1,0 +1,202 @@
+package mapper
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ethergm/ethergm/nodemap"
+	"github.com/ethergm/ethergm/wire"
+)
+
+// fixCRC recomputes the CRC of an EtherGM frame, if it parses far enough.
+func fixCRC(f []byte) {
+	if h, err := wire.ParseFrame(f, wire.EtherType); err == nil {
+		h.UpdateCRC()
+	}
+}
+
+// TestStaleAndMalformed replays old CONFIG frames and injects malformed,
+// truncated, wrong-version and forged mapper frames: no map changes.
+func TestStaleAndMalformed(t *testing.T) {
+	n := newSim(t, 11)
+	for i := range 5 {
+		n.add(fmt.Sprintf("h%d", i), 1, 0)
+	}
+	var captured [][]byte
+	n.tap = func(to *simHost, rail int, f []byte) {
+		if h, err := wire.ParseFrame(f, wire.EtherType); err == nil && h.Type().IsMapper() {
+			captured = append(captured, f)
+		}
+	}
+	startAll(n)
+	mustConverge(t, n, 2*time.Second)
+	n.tap = nil
+	v := n.hosts[0].m.cur.version
+	n.hosts[1].kill()
+	if !n.runUntil(n.now+3*time.Second, func() bool { return converged(n.live()) && n.hosts[0].m.cur.version > v }) {
+		t.Fatalf("no remap:\n%s", why(n.live()))
+	}
+	n.run(n.now + time.Second)
+	live := n.live()
+	leader := n.leader()
+	var victim *simHost
+	for _, h := range live {
+		if h != leader {
+			victim = h
+			break
+		}
+	}
+	before := victim.m.Map()
+	installs := len(victim.maps)
+
+	var bad [][]byte
+	// Every old mapper frame, as is.
+	bad = append(bad, captured...)
+	// Old CONFIGs with a version from the future but not from the leader:
+	// rewritten as if another (alive) host had made them.
+	for _, f := range captured {
+		h, _ := wire.ParseFrame(f, wire.EtherType)
+		if h.Type() != wire.TypeConfig {
+			continue
+		}
+		g := slices.Clone(f)
+		gh, _ := wire.ParseFrame(g, wire.EtherType)
+		body := gh.Payload()
+		binary.BigEndian.PutUint32(body[4:], 0xfffffff0)
+		other := live[0]
+		if other == leader {
+			other = live[1]
+		}
+		copy(body[8:14], other.macs[0][:])
+		copy(g[6:12], other.macs[0][:])
+		gh.UpdateCRC()
+		bad = append(bad, g)
+		// The same from the leader's MAC but a forged mapper id.
+		g2 := slices.Clone(g)
+		copy(g2[6:12], leader.macs[0][:])
+		fixCRC(g2)
+		bad = append(bad, g2)
+		// Wrong body revision, wrong header version, truncated, bad CRC.
+		g3 := slices.Clone(f)
+		g3h, _ := wire.ParseFrame(g3, wire.EtherType)
+		g3h.Payload()[0] = 2
+		g3h.UpdateCRC()
+		bad = append(bad, g3)
+		g4 := slices.Clone(f)
+		g4[14] = 2
+		bad = append(bad, g4, f[:len(f)-1], f[:40], f[:14], nil)
+		g5 := slices.Clone(f)
+		g5[len(g5)-1] ^= 1
+		bad = append(bad, g5)
+	}
+	for _, f := range bad {
+		victim.m.Input(n.now, 0, f)
+		victim.m.Input(n.now, 7, f)
+		victim.m.Input(n.now, -1, f)
+	}
+	victim.schedule()
+	n.run(n.now + 2*time.Second)
+	if victim.m.Map().Version != before.Version || victim.m.Map().Mapper != before.Mapper || len(victim.maps) != installs {
+		t.Fatalf("map changed: %d by %x -> %d by %x (%d installs, was %d)", before.Version, before.Mapper,
+			victim.m.Map().Version, victim.m.Map().Mapper, len(victim.maps), installs)
+	}
+	if !converged(n.live()) {
+		t.Fatalf("not converged:\n%s", why(n.live()))
+	}
+	d := victim.m.Status().Counters.Drops
+	for _, k := range []string{DropStale, DropMalformed, DropRevision, DropRail, DropForged} {
+		if d[k] == 0 {
+			t.Errorf("no %q drops: %v", k, d)
+		}
+	}
+	t.Logf("drops %v", d)
+}
+
+// TestStartupTiming: 64 hosts on one bridge, fully configured within 2s
+// of the last start (the goal), over several seeds.
+func TestStartupTiming(t *testing.T) {
+	for seed := range uint64(4) {
+		n := newSim(t, 100+seed)
+		n.loss = 0.01
+		for i := range 64 {
+			n.add(fmt.Sprintf("node%02d", i), 1, 0, 1)
+		}
+		for _, i := range n.rng.Perm(64) {
+			n.run(n.now + time.Duration(n.rng.IntN(20))*time.Millisecond)
+			n.hosts[i].start()
+		}
+		d := mustConverge(t, n, 3*time.Second)
+		t.Logf("seed %d: 64 hosts fully configured %v after the last start", seed, d)
+		if d > 2*time.Second {
+			t.Errorf("seed %d: %v, goal 2s", seed, d)
+		}
+	}
+}
+
+func TestStateFile(t *testing.T) {
+	s := State{LastVersion: 42, Hosts: []HostRecord{
+		{ID: 2, Name: "b", UniqueID: nodemap.MAC{2, 0, 0, 0, 0, 2}, MACs: []nodemap.MAC{{2, 0, 0, 0, 0, 2}, {2, 1, 0, 0, 0, 2}}},
+		{ID: 1, Name: "a", UniqueID: nodemap.MAC{2, 0, 0, 0, 0, 1}, MACs: []nodemap.MAC{{2, 0, 0, 0, 0, 1}}, Absent: true},
+	}}
+	text := string(s.Marshal())
+	want := "# EtherGM mapper state: hosts file (node-id host-name mac[,mac...] present|absent)\n" +
+		"version 42\n" +
+		"1 a 02:00:00:00:00:01 absent\n" +
+		"2 b 02:00:00:00:00:02,02:01:00:00:00:02 present\n"
+	if text != want {
+		t.Fatalf("Marshal:\n%s\nwant\n%s", text, want)
+	}
+	p, err := ParseState([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(p.Marshal()) != text || p.LastVersion != 42 || len(p.Hosts) != 2 || p.Hosts[1].UniqueID != s.Hosts[0].UniqueID {
+		t.Fatalf("round trip %+v", p)
+	}
+	for _, bad := range []string{
+		"version x\n", "version\n", "1 a 02:00:00:00:00:01\n", "0 a 02:00:00:00:00:01 present\n",
+		"1 a 02:00:00:00:00:01 present\n1 b 02:00:00:00:00:02 present\n",
+		"1 a 02:00:00:00:00:01 present\n2 b 02:00:00:00:00:01 present\n",
+		"1 a,b 02:00:00:00:00:01 present\n", "1 a zz present\n", "1 a 02:00:00:00:00:01 gone\n",
+	} {
+		if _, err := ParseState([]byte(bad)); err == nil {
+			t.Errorf("ParseState(%q) succeeded", bad)
+		}
+	}
+	if p, err := ParseState(nil); err != nil || p.LastVersion != 0 || len(p.Hosts) != 0 {
+		t.Errorf("empty: %+v %v", p, err)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	mac := nodemap.MAC{2, 0, 0, 0, 0, 1}
+	good := Config{Host: "h", MACs: []nodemap.MAC{mac}}
+	for _, mod := range []func(*Config){
+		func(c *Config) { c.Host = "" },
+		func(c *Config) { c.Host = "a b" },
+		func(c *Config) { c.MACs = nil },
+		func(c *Config) { c.MACs = []nodemap.MAC{{}} },
+		func(c *Config) { c.MACs = []nodemap.MAC{{1, 0, 0, 0, 0, 1}} },
+		func(c *Config) { c.MACs = []nodemap.MAC{mac, mac} },
+		func(c *Config) { c.MACs = make([]nodemap.MAC, 9) },
+		func(c *Config) { c.VerifyInterval = 2 * time.Second },
+		func(c *Config) { c.NumPasses = -1 },
+		func(c *Config) { c.MTU = 100 },
+	} {
+		c := good
+		mod(&c)
+		if _, err := New(c, &simHost{}); err == nil {
+			t.Errorf("New(%+v) succeeded", c)
+		}
+	}
+	if _, err := New(good, nil); err == nil {
+		t.Error("nil Output accepted")
+	}
+	m, err := New(good, &simHost{})
+	if err != nil || m.NextDeadline() != 0 || m.Map() != nil {
+		t.Fatalf("New: %v", err)
+	}
+}
