@@ -6,17 +6,39 @@ FUZZTIME ?= 15s
 RESULTS ?= results
 export RESULTS
 
+# install: $(DESTDIR)$(PREFIX)/bin receives the commands.
 PREFIX ?= /usr/local
 DESTDIR ?=
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+# VERSION is what `<command> --version` prints: the nearest tag, else the
+# commit (with -dirty for uncommitted changes).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS = -X github.com/ethergm/ethergm/internal/cli.Version=$(VERSION)
+# The user-facing commands: every main package under cmd/.
+CMD_PKGS = $(shell $(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./cmd/...)
+COMMANDS = $(notdir $(CMD_PKGS))
+# install-mapper: where the systemd unit and the settings file go.
 SYSTEMD_UNIT_DIR ?= /lib/systemd/system
 SYSCONF_DIR ?= /etc
 
-.PHONY: install-mapper all build test fmt-check vet staticcheck build-check unit fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
+.PHONY: all build install install-mapper uninstall test fmt-check vet staticcheck build-check unit fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
 
 all: build
 
+## build: every package, and the commands and examples in bin/.
 build:
 	CGO_ENABLED=0 $(GO) build ./...
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/... ./examples/...
+
+## install: the commands in $(DESTDIR)$(PREFIX)/bin (PREFIX=/usr/local by default).
+install:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ $(CMD_PKGS)
+	install -d '$(BINDIR)'
+	install -m 0755 $(addprefix bin/,$(COMMANDS)) '$(BINDIR)/'
+	@echo "installed $(COMMANDS) in $(BINDIR)"
+
+uninstall:
+	rm -f $(addprefix '$(BINDIR)'/,$(COMMANDS))
 
 ## test: everything CI runs (installs missing Debian packages first).
 test: deps fmt-check vet staticcheck build-check unit fuzz
@@ -57,15 +79,15 @@ fuzz:
 ## bench: link, ports and baselines (UDP sockperf, TCP NetPIPE) between two netns hosts.
 bench:
 	@scripts/deps.sh bench
-	CGO_ENABLED=0 $(GO) build -o bin/ ./bench/cmd/... ./cmd/...
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./bench/cmd/... ./cmd/...
 	bin/egm-bench -bin bin -out $(RESULTS)
 	$(GO) run ./bench/allsize -results $(RESULTS)
 
 ## demo: a netns cluster, a real transfer, printed results.
 demo:
 	@scripts/deps.sh demo
-	CGO_ENABLED=0 $(GO) build -o bin/ ./cmd/...
-	bin/egm-demo -bin bin
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
+	bin/egm-demo --bin bin
 
 ## wireshark-install: copy the dissector into your Wireshark plugin folder.
 wireshark-install:
@@ -86,8 +108,8 @@ clean-netns:
 
 ## install-mapper: gm_mapper in $(DESTDIR)$(PREFIX)/bin, its systemd unit and /etc/default/gm_mapper.
 install-mapper:
-	CGO_ENABLED=0 $(GO) build -o bin/ ./cmd/gm_mapper
-	install -D -m 0755 bin/gm_mapper $(DESTDIR)$(PREFIX)/bin/gm_mapper
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ ./cmd/gm_mapper
+	install -D -m 0755 bin/gm_mapper '$(BINDIR)/gm_mapper'
 	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
 	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/gm_mapper@.service >$(DESTDIR)$(SYSTEMD_UNIT_DIR)/gm_mapper@.service
 	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gm_mapper@.service

@@ -180,6 +180,8 @@ func TestFail(t *testing.T) {
 		{fmt.Errorf("link eth0: %w", os.ErrPermission),
 			"gm_test: link eth0: permission denied; run as root, or give the program CAP_NET_RAW: sudo setcap cap_net_raw,cap_net_admin+ep PROGRAM\n"},
 		{errors.New("disk full"), "gm_test: disk full\n"},
+		{fmt.Errorf("%w: node map /x/map: %w", gm.NodeIDNotYetSet, os.ErrNotExist),
+			"gm_test: GM_NODE_ID_NOT_YET_SET: node map /x/map: file does not exist; that file does not exist; pass --map-file with the node map, or --state-dir with the directory that holds it\n"},
 	} {
 		errOut.Reset()
 		if code := c.Fail(tt.err); code != ExitFailure {

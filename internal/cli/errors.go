@@ -63,6 +63,10 @@ func Advice(err error) string {
 	if !errors.As(err, &st) {
 		return ""
 	}
+	if errors.Is(err, os.ErrNotExist) {
+		// A file the port needs, the node map above all, is missing.
+		return "that file does not exist; pass --map-file with the node map, or --state-dir with the directory that holds it"
+	}
 	switch st {
 	case gm.NoSuchDevice:
 		up := upInterfaces()
