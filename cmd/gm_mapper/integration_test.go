@@ -800,10 +800,50 @@ func TestIntegrationMapperCluster64(t *testing.T) {
 	first := time.Now()
 	startAll(t, hs)
 	last := time.Now()
+	// Milestones: every daemon answers (has started), the mapper in
+	// charge (the highest MAC: the last host) has every host in its map,
+	// and says the network is fully configured.
+	l := hs[n-1]
+	var ready, all64, leaderDone time.Duration
+	for _, h := range hs {
+		for {
+			if _, err := h.status(); err == nil {
+				break
+			}
+			if time.Since(last) > 60*time.Second {
+				t.Fatalf("%s: gm_mapper does not answer", h.Name)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	ready = time.Since(last)
+	for leaderDone == 0 && time.Since(last) < 60*time.Second {
+		if st, err := l.status(); err == nil {
+			if all64 == 0 && st.Leader && st.Hosts == n {
+				all64 = time.Since(last)
+			}
+			if all64 != 0 && st.Configured {
+				leaderDone = time.Since(last)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	v := waitConfigured(t, hs, 60*time.Second)
 	done := time.Since(last)
+	t.Logf("after the last start: every gm_mapper answered after %v; the mapper in charge (%s) had all %d hosts in its map after %v and was fully configured after %v",
+		ready.Round(time.Millisecond), l.Name, n, all64.Round(time.Millisecond), leaderDone.Round(time.Millisecond))
 	t.Logf("%d hosts: fully configured (map version %d) %v after the last gm_mapper started (%v to start them all); CPU of the daemons so far: %v",
 		n, v, done.Round(time.Millisecond), last.Sub(first).Round(time.Millisecond), cpuTime(hs))
+	if st, err := l.status(); err == nil {
+		t.Logf("mapper in charge: counters %+v; send errors %d; link %+v", st.Counters, st.SendErrors, st.Interfaces[0].Link)
+	}
+	var drops uint64
+	for _, h := range hs {
+		if st, err := h.status(); err == nil {
+			drops += st.Interfaces[0].Link.KernelDrops
+		}
+	}
+	t.Logf("frames dropped by the kernel (rings full), all hosts: %d", drops)
 	idle0 := cpuTime(hs)
 	time.Sleep(2 * time.Second)
 	t.Logf("idle: %d daemons used %v of CPU in 2 s", n, cpuTime(hs)-idle0)

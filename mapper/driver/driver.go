@@ -129,6 +129,19 @@ type Interface struct {
 	// ClosedPorts are the ports answered for on this interface (bit p):
 	// every closed port once this host has a node id.
 	ClosedPorts uint32 `json:"closed_ports_mask"`
+	// Link are the counters of the interface's mapper link since it was
+	// last opened (frames received and sent, frames the kernel dropped
+	// for a full ring, bad frames).
+	Link LinkCounters `json:"link"`
+}
+
+// LinkCounters are a link's counters (package gm/link's Stats).
+type LinkCounters struct {
+	RxFrames    uint64 `json:"rx_frames"`
+	TxFrames    uint64 `json:"tx_frames"`
+	KernelDrops uint64 `json:"kernel_drops"`
+	CRCErrors   uint64 `json:"crc_errors"`
+	Malformed   uint64 `json:"malformed"`
 }
 
 // rail is one interface of the unit.
@@ -475,6 +488,8 @@ func (d *Driver) status() Status {
 		it := Interface{Rail: i, Name: r.name, MAC: nodemap.FormatMAC(r.mac), Up: r.up}
 		if r.lk != nil {
 			it.Mode = r.lk.Mode()
+			ls := r.lk.Stats()
+			it.Link = LinkCounters{RxFrames: ls.RxFrames, TxFrames: ls.TxFrames, KernelDrops: ls.KernelDrops, CRCErrors: ls.CRCErrors, Malformed: ls.Malformed}
 		}
 		if r.closed != nil {
 			it.ClosedPorts = uint32(r.mask)
