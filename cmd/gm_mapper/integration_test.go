@@ -696,10 +696,69 @@ func (c *completions) wait(t testing.TB, p *gm.Port, n int, timeout time.Duratio
 // not work: only the map's routes do. Messages of many sizes go both ways
 // and are checked byte for byte, in order.
 func TestIntegrationMapperPortsTransfer(t *testing.T) {
-	hs := newCluster(t, netns.Options{Hosts: 2, Rails: 2, HostRails: transferRails})
+	hs := newCluster(t, netns.Options{Hosts: 2, Rails: 2, HostRails: [][]int{nil, {1, 0}}})
 	startAll(t, hs)
 	waitConfigured(t, hs, 20*time.Second)
+	transfer(t, hs[0], hs[1], 200, 0, nil)
+}
+
+// TestIntegrationMapperRailCutTransfer cuts rails of the receiving host
+// and repairs them while verified messages flow both ways (three cuts,
+// three repairs, alternating rails): the mappers remap each time, the
+// ports follow, every message arrives once, intact, in order, and every
+// send succeeds.
+func TestIntegrationMapperRailCutTransfer(t *testing.T) {
+	hs := newCluster(t, netns.Options{Hosts: 3, Rails: 2})
+	startAll(t, hs)
+	v0 := waitConfigured(t, hs, 20*time.Second)
 	a, b := hs[0], hs[1]
+	// After so many messages received by a, rail r of b goes down or up.
+	type step struct {
+		at, rail int
+		up       bool
+	}
+	steps := []step{{100, 1, false}, {400, 1, true}, {700, 0, false}, {1000, 0, true}, {1300, 1, false}, {1600, 1, true}}
+	next := 0
+	versions := []uint32{v0}
+	// 1800 messages each way, one per 4 ms: about 7 s.
+	transfer(t, a, b, 1800, 4*time.Millisecond, func(received int) {
+		if next >= len(steps) || received != steps[next].at {
+			return
+		}
+		st := steps[next]
+		next++
+		if m, err := a.readMap(); err == nil {
+			versions = append(versions, m.Version)
+		}
+		var err error
+		if st.up {
+			err = b.LinkUp(st.rail)
+		} else {
+			err = b.LinkDown(st.rail)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	if next != len(steps) {
+		t.Fatalf("the transfer ended after %d of %d rail changes", next, len(steps))
+	}
+	v1 := waitConfigured(t, hs, 20*time.Second)
+	versions = append(versions, v1)
+	if v1 < v0+uint32(len(steps)) {
+		t.Errorf("map versions %d -> %d: want a remap for each of the %d rail changes", v0, v1, len(steps))
+	}
+	t.Logf("%d rail changes during the transfer; map version on %s before each change and after: %v", len(steps), a.Name, versions)
+}
+
+// transfer sends n messages of many sizes each way between port 2 of a
+// and port 2 of b, opened with the maps their gm_mappers wrote, and checks
+// that each arrives once, intact and in order, and that every send
+// succeeds. Each side sends at most one message per pace. progress, if
+// not nil, is called on a's side with the number of messages a has
+// received so far, after each one.
+func transfer(t *testing.T, a, b *mapperHost, n int, pace time.Duration, progress func(received int)) {
+	t.Helper()
 	pa, pb := openPort(t, a, 2), openPort(t, b, 2)
 	bid, err := pa.HostNameToNodeID(b.Name)
 	if err != nil {
@@ -709,7 +768,6 @@ func TestIntegrationMapperPortsTransfer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 200
 	sizes := []int{1, 7, 64, 1000, 1500, 4000, 9000, 70000}
 	msg := func(from string, i int) []byte {
 		l := sizes[i%len(sizes)]
@@ -719,11 +777,11 @@ func TestIntegrationMapperPortsTransfer(t *testing.T) {
 		}
 		return m
 	}
-	// Each receiver provides a buffer of every size class used, and
-	// replaces it after each message.
+	// Each receiver provides buffers of every size class used, and
+	// replaces each one it gets back.
 	provide := func(p *gm.Port, size uint8) {
 		if err := p.ProvideReceiveBuffer(make([]byte, gm.MaxLengthForSize(size)), size, gm.LowPriority, size); err != nil {
-			t.Fatal(err)
+			t.Error(err)
 		}
 	}
 	for _, p := range []*gm.Port{pa, pb} {
@@ -733,25 +791,27 @@ func TestIntegrationMapperPortsTransfer(t *testing.T) {
 			}
 		}
 	}
+	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
-	run := func(p *gm.Port, self, peer string, node nodemap.NodeID) {
+	run := func(p *gm.Port, self, peer string, node nodemap.NodeID, progress func(int)) {
 		defer wg.Done()
 		c := newCompletions()
-		sent, recvd, inflight := 0, 0, 0
-		end := time.Now().Add(60 * time.Second)
+		sent, recvd := 0, 0
+		var lastSend time.Time
+		end := time.Now().Add(90 * time.Second)
 		for recvd < n || len(c.snapshot()) < n {
 			if time.Now().After(end) {
-				errs <- fmt.Errorf("%s: %d sent (%d completed: %v), %d received after 60 s", self, sent, len(c.snapshot()), c.snapshot(), recvd)
+				errs <- fmt.Errorf("%s: %d sent (%d completed: %v), %d received after 90 s", self, sent, len(c.snapshot()), c.snapshot(), recvd)
 				return
 			}
-			if sent < n && inflight < 8 {
+			if sent < n && sent-len(c.snapshot()) < 8 && time.Since(lastSend) >= pace {
 				m := msg(self, sent)
 				if err := p.SendWithCallback(m, gm.MinSizeForLength(len(m)), len(m), gm.LowPriority, node, 2, c.cb, sent); err == nil {
 					sent++
+					lastSend = time.Now()
 				}
 			}
-			inflight = sent - len(c.snapshot())
 			e := p.Receive()
 			switch {
 			case e.Type.IsRecv():
@@ -761,31 +821,35 @@ func TestIntegrationMapperPortsTransfer(t *testing.T) {
 				}
 				recvd++
 				provide(p, e.Size)
+				if progress != nil {
+					progress(recvd)
+				}
 			case e.Type != gm.NoRecvEvent:
 				p.Unknown(e)
 			default:
 				time.Sleep(20 * time.Microsecond)
 			}
 		}
-		for _, cp := range c.snapshot() {
-			if cp.st != gm.Success {
-				errs <- fmt.Errorf("%s: send %d: %v", self, cp.ctx, cp.st)
+		for i, cp := range c.snapshot() {
+			if cp.st != gm.Success || cp.ctx != i {
+				errs <- fmt.Errorf("%s: completion %d: send %d: %v", self, i, cp.ctx, cp.st)
 				return
 			}
 		}
+		if e := p.Receive(); e.Type.IsRecv() {
+			errs <- fmt.Errorf("%s: a message more than the %d sent", self, n)
+		}
 	}
 	wg.Add(2)
-	go run(pa, a.Name, b.Name, bid)
-	go run(pb, b.Name, a.Name, aid)
+	go run(pa, a.Name, b.Name, bid, progress)
+	go run(pb, b.Name, a.Name, aid, nil)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
 	}
-	t.Logf("%d messages each way, verified, over the mapper's routes", n)
+	t.Logf("%d messages each way (%d sizes up to %d bytes) verified in %v over the mappers' routes", n, len(sizes), sizes[len(sizes)-1], time.Since(start).Round(time.Millisecond))
 }
-
-var transferRails = [][]int{nil, {1, 0}}
 
 // TestIntegrationMapperCluster64 maps 64 hosts on one switch and reports
 // how long after the last gm_mapper started every host was fully
