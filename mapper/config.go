@@ -373,7 +373,11 @@ func (m *Mapper) sendAck(now Time, rail int, dst nodemap.MAC, flags wire.ConfigF
 // onConfigAck handles a CONFIG_ACK frame.
 func (m *Mapper) onConfigAck(now Time, rail int, src nodemap.MAC, a *wire.ConfigAck) {
 	if a.UniqueID == m.cfg.MACs[0] {
-		m.drop(DropForged)
+		if slices.Contains(m.cfg.MACs, src) {
+			m.drop(DropSelf)
+		} else {
+			m.drop(DropForged)
+		}
 		return
 	}
 	p := m.net.peers[a.UniqueID]

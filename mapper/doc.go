@@ -25,10 +25,26 @@
 //
 // A Mapper is not safe for concurrent use.
 //
+// # How it works
+//
+// Every host broadcasts a SCOUT on every up rail once per verification
+// interval (scout.go), listing all its rails with their state, so that any
+// host hearing it on any rail learns all of the sender's MACs; a starting
+// host makes NumPasses fast passes whose SCOUTs every peer answers by
+// unicast. Each host derives its own routes from what it hears on each of
+// its rails (routes.go). The mapper in charge is the host with the highest
+// (level, unique id) heard within the liveness window (election.go). It
+// keeps the hosts table, never reusing an id (hosts.go), and distributes
+// each new map version as CONFIG frames with acks and retries
+// (config.go); the table travels with every map, and a mapper that steps
+// down hands its table to the new one. docs/MAPPER.md has the details and
+// the timings.
+//
 // # Changes to the API of the brief
 //
 // Config has one field more, MTU (default 1500), the link MTU that limits
-// the size of CONFIG frames.
+// the size of CONFIG frames. Output.InstallMap is also called with the
+// same version when only this host's routes changed.
 //
 // # Limits
 //

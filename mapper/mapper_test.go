@@ -458,3 +458,38 @@ func TestDuplicates(t *testing.T) {
 	}
 	t.Logf("duplicates: %s", got)
 }
+
+// TestSteadyState counts every frame of 16 dual-rail hosts over 8
+// intervals once nothing changes: one SCOUT per host per rail per
+// interval, nothing else, no new map version.
+func TestSteadyState(t *testing.T) {
+	n := newSim(t, 15)
+	for i := range 16 {
+		n.add(fmt.Sprintf("s%02d", i), uint8(i%2), 0, 1)
+	}
+	startAll(n)
+	mustConverge(t, n, 2*time.Second)
+	n.run(n.now + time.Second)
+	v := n.hosts[0].m.cur.version
+	before := map[wire.Type][]int{}
+	for tp, c := range n.sent {
+		before[tp] = append([]int(nil), c...)
+	}
+	const intervals = 8
+	n.run(n.now + intervals*DefaultVerifyInterval)
+	for tp, c := range n.sent {
+		for _, h := range n.hosts {
+			sent := c[h.i] - before[tp][h.i]
+			want := 0
+			if tp == wire.TypeScout {
+				want = intervals * 2
+			}
+			if sent != want {
+				t.Errorf("%s sent %d %v frames in %d intervals, want %d", h.name, sent, tp, intervals, want)
+			}
+		}
+	}
+	if n.hosts[0].m.cur.version != v || !converged(n.hosts) {
+		t.Fatalf("map moved in a steady state: %d -> %d", v, n.hosts[0].m.cur.version)
+	}
+}

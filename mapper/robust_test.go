@@ -2,6 +2,7 @@ package mapper
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -198,5 +199,72 @@ func TestNewErrors(t *testing.T) {
 	m, err := New(good, &simHost{})
 	if err != nil || m.NextDeadline() != 0 || m.Map() != nil {
 		t.Fatalf("New: %v", err)
+	}
+}
+
+// TestInterfaceChange restarts a host with another interface added, then
+// with its first interface replaced: new versions, the same id.
+func TestInterfaceChange(t *testing.T) {
+	n := newSim(t, 13)
+	for i := range 5 {
+		n.add(fmt.Sprintf("h%d", i), 1, 0)
+	}
+	startAll(n)
+	mustConverge(t, n, 2*time.Second)
+	h := n.hosts[1]
+	id := ids(n.hosts)[h.name]
+	for step, macs := range [][]nodemap.MAC{
+		{h.macs[0], simMAC(h.i, 1)},              // a rail added
+		{simMAC(h.i+100, 0), simMAC(h.i+100, 1)}, // a new first interface
+	} {
+		v := n.hosts[0].m.cur.version
+		h.kill()
+		h.macs = macs
+		h.bridge = []int{0, 0}
+		h.plug = []bool{true, true}
+		h.start()
+		if !n.runUntil(n.now+3*time.Second, func() bool {
+			if !converged(n.hosts) || n.hosts[0].m.cur.version == v {
+				return false
+			}
+			e, ok := n.hosts[0].m.Map().ByHost(h.name)
+			return ok && len(e.MACs) == 2 && e.MACs[0] == macs[0]
+		}) {
+			t.Fatalf("step %d: no new map:\n%s%s", step, why(n.hosts), n.hosts[0].m.Map().Format())
+		}
+		if got := ids(n.hosts)[h.name]; got != id {
+			t.Fatalf("step %d: id %d -> %d", step, id, got)
+		}
+	}
+}
+
+// TestStatusJSON checks that Status marshals, and SetRailUp on a rail that
+// does not exist is ignored.
+func TestStatusJSON(t *testing.T) {
+	n := newSim(t, 14)
+	n.add("a", 1, 0, 1)
+	n.add("b", 0, 0, 1)
+	startAll(n)
+	mustConverge(t, n, 2*time.Second)
+	b := n.hosts[1]
+	b.m.SetRailUp(5, false, n.now)
+	b.m.SetRailUp(-1, false, n.now)
+	js, err := json.Marshal(b.m.Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"mapper", "map_version", "hosts", "configured", "leader", "level", "node_id", "host", "routes", "counters", "rails"} {
+		if _, ok := back[k]; !ok {
+			t.Errorf("no %q in %s", k, js)
+		}
+	}
+	s := b.m.Status()
+	if s.Leader || !s.Configured || s.Hosts != 2 || s.Mapper != nodemap.FormatMAC(n.hosts[0].macs[0]) || len(s.Routes) != 2 ||
+		s.Counters.FramesIn["SCOUT"] == 0 || s.Rails[1].Peers != 1 {
+		t.Errorf("status %s", js)
 	}
 }

@@ -236,7 +236,8 @@ func (h *simHost) kill() {
 // state when tell is true (carrier loss), or must notice by itself.
 func (h *simHost) setLink(rail int, up, tell bool) {
 	h.plug[rail] = up
-	if tell && h.alive {
+	// A driver that saw the carrier go also sees it come back.
+	if h.alive && (tell || (up && !h.m.self.railUp[rail])) {
 		h.m.SetRailUp(rail, up, h.n.now)
 		h.schedule()
 	}
