@@ -63,9 +63,10 @@ func (c *Command) Synopsis(lines ...string) { c.synopsis = lines }
 // options: what the command does, its output and its exit statuses.
 func (c *Command) Description(text string) { c.description = strings.TrimSpace(text) }
 
-// Args allows up to max positional arguments, named name in messages (by
-// default a command takes none). Read them with c.Flags.Args after Parse.
-func (c *Command) Args(max int, name string) { c.maxArgs, c.argsName = max, name }
+// Args allows up to n positional arguments, called name in messages
+// ("FILE"; by default a command takes none). Read them with c.Flags.Args
+// after Parse.
+func (c *Command) Args(n int, name string) { c.maxArgs, c.argsName = n, name }
 
 // Parse parses args (without the command name). If done is true the
 // command must return code at once: after --help or --version (code
