@@ -234,6 +234,37 @@ func TestIntegrationMapperDriver(t *testing.T) {
 		return up[1]
 	})
 
+	// The interface disappears (renamed away) and comes back: its link
+	// is closed, then opened again.
+	mode := func() string {
+		var st Status
+		_ = h0.Do(func() error { _, err := ctl.Query(ctl.MapperName("u"), &st); return err })
+		if len(st.Interfaces) < 2 {
+			return "?"
+		}
+		return st.Interfaces[1].Mode
+	}
+	if err := h0.LinkDown(1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h0.Run("ip", "link", "set", "eth1", "name", "gone1"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 2*time.Second, "the link of the vanished interface to close", func() bool { return mode() == "" })
+	if _, up := f0.snapshot(); up[1] {
+		t.Fatal("rail 1 still up without its interface")
+	}
+	if _, err := h0.Run("ip", "link", "set", "gone1", "name", "eth1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h0.LinkUp(1); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 2*time.Second, "rail 1 up again with a new link", func() bool {
+		_, up := f0.snapshot()
+		return up[1] && mode() != ""
+	})
+
 	// A port of host0 sends to port 5 of host1, where only the driver
 	// runs: PORT_CLOSED at once. host1's driver opens its closed-ports
 	// links once it has a node id: wait for that.
