@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -187,6 +188,15 @@ type Driver struct {
 
 	sendErrors uint64
 	lastStatus atomic.Pointer[Status]
+	logged     logState // what logChanges last reported
+}
+
+// logState is what the log last said about the network.
+type logState struct {
+	configured bool
+	leader     bool
+	elected    string
+	dups       string
 }
 
 type waitLink struct {
@@ -308,6 +318,7 @@ func (d *Driver) Run() error {
 			d.pollInterfaces(now, false)
 			if now >= d.nextPortProbe {
 				d.probePorts(now)
+				d.logChanges()
 			}
 			nextPoll = now + d.cfg.PollInterval
 		}
@@ -506,6 +517,41 @@ func (d *Driver) status() Status {
 }
 
 func (d *Driver) now() mapper.Time { return time.Since(d.start) }
+
+// logChanges logs what changed in the network since the last call: the
+// mapper in charge, "fully configured", names and MACs claimed twice.
+func (d *Driver) logChanges() {
+	st := d.core.Status()
+	l := &d.logged
+	if st.Elected != l.elected || st.Leader != l.leader {
+		switch {
+		case st.Leader:
+			d.log.Info("this host is the mapper in charge", "level", st.Level)
+		case st.Elected != "":
+			d.log.Info("mapper in charge", "mapper", st.Elected)
+		}
+		l.elected, l.leader = st.Elected, st.Leader
+	}
+	if st.Configured != l.configured {
+		if st.Configured {
+			d.log.Info("network fully configured", "version", st.MapVersion, "hosts", st.Hosts, "mapper", st.Mapper)
+		} else if st.MapVersion != 0 {
+			d.log.Info("network NOT fully configured", "version", st.MapVersion, "hosts", st.Hosts)
+		}
+		l.configured = st.Configured
+	}
+	var key strings.Builder
+	for _, dup := range st.Duplicates {
+		fmt.Fprintf(&key, "%s=%s:%v;", dup.Kind, dup.Value, dup.UniqueIDs)
+	}
+	if k := key.String(); k != l.dups {
+		for _, dup := range st.Duplicates {
+			d.log.Warn("claimed by more than one host; the later claimants are left out of the map",
+				"kind", dup.Kind, "value", dup.Value, "hosts", strings.Join(dup.UniqueIDs, ","))
+		}
+		l.dups = k
+	}
+}
 
 // output is the core's mapper.Output.
 type output struct{ d *Driver }
