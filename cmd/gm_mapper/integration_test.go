@@ -942,3 +942,55 @@ func cpuTime(hs []*mapperHost) time.Duration {
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond // USER_HZ = 100
 }
+
+// TestIntegrationMapperPartitionHeal splits a mapped network in two (two
+// hosts replugged into a switch of their own): each half maps itself with
+// its own mapper; when the halves are joined again one mapper and one map
+// remain, and no node id has changed.
+func TestIntegrationMapperPartitionHeal(t *testing.T) {
+	hs := newCluster(t, netns.Options{Hosts: 4, Rails: 2, HostRails: [][]int{{0}, {0}, {0}, {0}}})
+	startAll(t, hs)
+	waitConfigured(t, hs, 20*time.Second)
+	before := ids(t, hs[0])
+	for _, h := range hs[2:] {
+		if err := h.Replug(0, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each half elects its own mapper and is fully configured again.
+	for _, half := range [][]*mapperHost{hs[:2], hs[2:]} {
+		end := time.Now().Add(20 * time.Second)
+		for {
+			l := findLeader(half)
+			_, why := configuredExcept(half, nil)
+			if l != nil && why == "" {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatalf("half %s,%s: no own mapper and map after 20 s: %s", half[0].Name, half[1].Name, why)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	t.Logf("partitioned: %s leads one half, %s the other", findLeader(hs[:2]).Name, findLeader(hs[2:]).Name)
+	healed := time.Now()
+	for _, h := range hs[2:] {
+		if err := h.Replug(0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitConfigured(t, hs, 20*time.Second)
+	t.Logf("healed: one map on every host %v after the halves were joined", time.Since(healed).Round(time.Millisecond))
+	var leaders []string
+	for _, h := range hs {
+		if st, err := h.status(); err == nil && st.Leader {
+			leaders = append(leaders, h.Name)
+		}
+		if got := ids(t, h); !mapsEqual(got, before) {
+			t.Errorf("%s: ids %v after healing, %v before the partition", h.Name, got, before)
+		}
+	}
+	if len(leaders) != 1 {
+		t.Errorf("mappers in charge after healing: %v, want one", leaders)
+	}
+}
