@@ -44,6 +44,10 @@ type leaderState struct {
 	// none), until waitUntil.
 	waitFor   nodemap.MAC
 	waitUntil Time
+	// holdUntil is when a mapper that took over from a running one has
+	// heard every host's periodic SCOUT, so that its first map marks no
+	// present host absent.
+	holdUntil Time
 }
 
 // assembly is a map being received in several CONFIG frames.
@@ -89,6 +93,10 @@ func (m *Mapper) changed(now Time) {
 
 func (m *Mapper) leaderTick(now Time) {
 	if m.lead.nextIssue != never && now >= m.lead.nextIssue {
+		if now < m.lead.holdUntil {
+			m.lead.nextIssue = m.lead.holdUntil
+			return
+		}
 		if m.lead.waitFor != (nodemap.MAC{}) && now < m.lead.waitUntil {
 			m.lead.nextIssue = m.lead.waitUntil
 			return
@@ -145,7 +153,10 @@ func (m *Mapper) issue(now Time, es []entry, key []byte) {
 	}
 	l.acked, l.configured, l.retries = 0, len(l.need) == 0, 0
 	m.counters.Remaps++
-	m.install(now, v, self, es)
+	if !m.install(now, v, self, es) {
+		l.nextRetry = never
+		return // cannot happen: desired keeps names and MACs unique
+	}
 	m.broadcastConfig()
 	l.nextRetry = now + m.retry
 	if l.configured {

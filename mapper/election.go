@@ -71,7 +71,7 @@ func (m *Mapper) configured() bool {
 }
 
 func (m *Mapper) becomeLeader(now Time) {
-	m.lead = leaderState{active: true, nextIssue: now, nextRetry: never, lastIssue: never}
+	m.lead = leaderState{active: true, nextIssue: now, nextRetry: never, lastIssue: never, holdUntil: never}
 	m.hand = handover{next: never}
 	// Hosts that other mappers numbered keep their ids where free.
 	for _, p := range m.net.peers {
@@ -84,6 +84,25 @@ func (m *Mapper) becomeLeader(now Time) {
 	// the first map keeps the ids of the hosts absent now.
 	if p := m.net.peers[m.newestMapper(now)]; p != nil && p.uid != m.cfg.MACs[0] && m.peerAlive(p, now) {
 		m.lead.waitFor, m.lead.waitUntil = p.uid, now+m.interval
+	}
+	// A host that just started and takes over a running network (a map
+	// exists), or heard nobody at all (alone, or every hello reply was
+	// lost), makes its first map only once it has heard every host's
+	// periodic SCOUT: one interval and a half after its start. Hosts that
+	// start together (all in their startup passes) map at once.
+	hold := true
+	for _, p := range m.net.peers {
+		if !m.peerAlive(p, now) {
+			continue
+		}
+		if p.mapVersion != 0 {
+			hold = true
+			break
+		}
+		hold = false
+	}
+	if hold {
+		m.lead.holdUntil = m.self.startAt + m.interval + m.interval/2
 	}
 }
 

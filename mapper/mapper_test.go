@@ -176,6 +176,10 @@ func TestScale(t *testing.T) {
 			if testing.Short() {
 				t.Skip("short")
 			}
+			if raceEnabled {
+				// A quarter of the hosts; run without -race for the full size.
+				tc.hosts /= 4
+			}
 			n := newSim(t, 5)
 			n.loss, n.dup = 0.01, 0.01
 			for i := range tc.hosts {
@@ -491,5 +495,52 @@ func TestSteadyState(t *testing.T) {
 	}
 	if n.hosts[0].m.cur.version != v || !converged(n.hosts) {
 		t.Fatalf("map moved in a steady state: %d -> %d", v, n.hosts[0].m.cur.version)
+	}
+}
+
+// TestNewcomerTakesOver: a host of a higher level joins a running network
+// and none of the hello replies reach it. It takes over without ever
+// marking a present host absent, and ids stay.
+func TestNewcomerTakesOver(t *testing.T) {
+	n := newSim(t, 16)
+	for i := range 20 {
+		n.add(fmt.Sprintf("r%02d", i), 1, 0, 1)
+	}
+	startAll(n)
+	mustConverge(t, n, 2*time.Second)
+	before := ids(n.hosts)
+	z := n.add("z", 2, 0, 1)
+	n.drop = func(_, to *simHost, f []byte) bool {
+		h, err := wire.ParseFrame(f, wire.EtherType)
+		return err == nil && to == z && h.Type() == wire.TypeScoutReply
+	}
+	marks := map[*simHost]int{}
+	for _, h := range n.hosts {
+		marks[h] = len(h.maps)
+	}
+	z.start()
+	if !n.runUntil(n.now+3*time.Second, func() bool { return converged(n.hosts) && n.leader() == z }) {
+		t.Fatalf("z did not take over:\n%s", why(n.hosts))
+	}
+	for _, h := range n.hosts {
+		for _, m := range h.maps[marks[h]:] {
+			for _, o := range n.hosts {
+				if o == h || m.Mapper != z.macs[0] {
+					continue
+				}
+				e, ok := m.ByMAC(o.macs[0])
+				if !ok && o == z {
+					continue
+				}
+				if !ok || len(m.RoutesTo(e.ID)) == 0 {
+					t.Fatalf("%s: map %d has no route to %s", h.name, m.Version, o.name)
+				}
+			}
+		}
+	}
+	for name, id := range before {
+		if ids(n.hosts)[name] != id {
+			t.Errorf("%s: id %d -> %d", name, id, ids(n.hosts)[name])
+		}
 	}
 }

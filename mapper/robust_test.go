@@ -67,9 +67,11 @@ func TestStaleAndMalformed(t *testing.T) {
 		gh, _ := wire.ParseFrame(g, wire.EtherType)
 		body := gh.Payload()
 		binary.BigEndian.PutUint32(body[4:], 0xfffffff0)
-		other := live[0]
-		if other == leader {
-			other = live[1]
+		var other *simHost
+		for _, o := range live {
+			if o != leader && o != victim {
+				other = o
+			}
 		}
 		copy(body[8:14], other.macs[0][:])
 		copy(g[6:12], other.macs[0][:])
@@ -266,5 +268,42 @@ func TestStatusJSON(t *testing.T) {
 	if s.Leader || !s.Configured || s.Hosts != 2 || s.Mapper != nodemap.FormatMAC(n.hosts[0].macs[0]) || len(s.Routes) != 2 ||
 		s.Counters.FramesIn["SCOUT"] == 0 || s.Rails[1].Peers != 1 {
 		t.Errorf("status %s", js)
+	}
+}
+
+// TestCloneUniqueID: a second host with the same MACs (a cloned VM) and
+// another name is reported, not merged, and does not make the map flap.
+func TestCloneUniqueID(t *testing.T) {
+	n := newSim(t, 17)
+	n.add("a", 1, 0)
+	n.add("b", 1, 0)
+	c := n.add("c", 1, 0)
+	startAll(n)
+	mustConverge(t, n, 2*time.Second)
+	before := ids(n.hosts)
+	clone := n.add("cc", 0, 0)
+	clone.macs = slices.Clone(c.macs)
+	clone.start()
+	n.run(n.now + time.Second)
+	v := n.leader().m.cur.version
+	n.run(n.now + 2*time.Second)
+	l := n.leader()
+	if l.m.cur.version > v+1 {
+		t.Errorf("map flaps: version %d -> %d in 2s", v, l.m.cur.version)
+	}
+	found := false
+	for _, d := range l.m.Status().Duplicates {
+		if d.Kind == "mac" && d.Value == nodemap.FormatMAC(c.macs[0]) && slices.Contains(d.Names, "cc") && slices.Contains(d.Names, "c") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("clone not reported: %+v", l.m.Status().Duplicates)
+	}
+	if e, ok := l.m.Map().ByMAC(c.macs[0]); !ok || e.ID != before["c"] {
+		t.Errorf("c is %+v %v", e, ok)
+	}
+	if _, ok := l.m.Map().ByHost("cc"); ok {
+		t.Error("the clone is in the map")
 	}
 }

@@ -14,6 +14,7 @@ const never Time = math.MinInt64 / 4
 // selfState is this host's own discovery state.
 type selfState struct {
 	started   bool
+	startAt   Time
 	starting  bool // within the startup passes
 	passes    int  // startup passes sent
 	nextScout Time
@@ -48,6 +49,8 @@ type netState struct {
 	macs  map[nodemap.MAC]*heard // peer interface MAC -> last heard per local rail
 	// maxVersion is the highest map version seen in any frame.
 	maxVersion uint32
+	// conflicts are unique ids used by two hosts at once.
+	conflicts map[nodemap.MAC]*uidConflict
 }
 
 func (m *Mapper) init() {
@@ -65,6 +68,7 @@ func (m *Mapper) init() {
 	}
 	m.net.peers = make(map[nodemap.MAC]*peer)
 	m.net.macs = make(map[nodemap.MAC]*heard)
+	m.net.conflicts = make(map[nodemap.MAC]*uidConflict)
 	m.tbl.load(m.cfg.State.Hosts)
 	m.lastVersion = m.cfg.State.LastVersion
 	m.counters = Counters{Drops: map[string]uint64{}}
@@ -80,6 +84,7 @@ func (m *Mapper) start(now Time) {
 		return
 	}
 	m.self.started = true
+	m.self.startAt = now
 	m.self.starting = true
 	m.self.nextScout = now
 	m.self.lastScout = never
@@ -163,6 +168,11 @@ func (m *Mapper) scoutTick(now Time) {
 // expire forgets peers silent for long; the hosts table keeps them.
 func (m *Mapper) expire(now Time) {
 	forget := 20 * m.interval
+	for uid, c := range m.net.conflicts {
+		if now-c.last > m.dead {
+			delete(m.net.conflicts, uid)
+		}
+	}
 	for uid, p := range m.net.peers {
 		if now-p.lastSeen > forget {
 			delete(m.net.peers, uid)
@@ -193,9 +203,14 @@ func (m *Mapper) peerAlive(p *peer, now Time) bool { return m.alive(p.lastSeen, 
 // onHostInfo handles a SCOUT or SCOUT_REPLY.
 func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h *wire.HostInfo) {
 	if h.UniqueID == m.cfg.MACs[0] {
-		if slices.Contains(m.cfg.MACs, src) {
+		switch {
+		case string(h.Name) != m.cfg.Host || !m.ownRails(h):
+			// Another host uses our unique id.
+			m.conflict(h.UniqueID, m.cfg.Host, string(h.Name), now)
+			m.drop(DropConflict)
+		case slices.Contains(m.cfg.MACs, src):
 			m.drop(DropSelf)
-		} else {
+		default:
 			m.drop(DropForged)
 		}
 		return
@@ -211,6 +226,17 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 		return
 	}
 	p := m.net.peers[h.UniqueID]
+	if p != nil && m.peerAlive(p, now) &&
+		(p.name != string(h.Name) || p.numRails != int(h.NumRails) || !sameMACs(p, h)) {
+		// A host changes its name or interfaces only by restarting its
+		// mapper: while the old identity is still heard, two hosts use
+		// one unique id. The one heard first keeps it; a host that
+		// really changed is taken once its old identity has been silent
+		// for the liveness window.
+		m.conflict(h.UniqueID, p.name, string(h.Name), now)
+		m.drop(DropConflict)
+		return
+	}
 	name := ""
 	if p != nil && p.name == string(h.Name) {
 		name = p.name
@@ -263,7 +289,7 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 		m.changed(now)
 	}
 	if t == wire.TypeScout && h.Flags&wire.HostHello != 0 && m.self.railUp[rail] &&
-		now-p.replied[rail] >= m.pass/2 {
+		now-p.replied[rail] >= m.pass*3/2 {
 		p.replied[rail] = now
 		var me wire.HostInfo
 		m.selfInfo(now, &me)
@@ -301,4 +327,46 @@ func (m *Mapper) setRailUp(rail int, up bool, now Time) {
 	m.self.nextScout = min(m.self.nextScout, max(now, m.self.lastScout+m.interval/4))
 	m.changed(now)
 	m.refreshRoutes(now)
+}
+
+func sameMACs(p *peer, h *wire.HostInfo) bool {
+	for i := range p.numRails {
+		if p.rails[i].MAC != h.Rails[i].MAC {
+			return false
+		}
+	}
+	return true
+}
+
+// uidConflict is a unique id that two hosts use, seen from their SCOUTs.
+type uidConflict struct {
+	names []string
+	last  Time
+}
+
+func (m *Mapper) conflict(uid nodemap.MAC, a, b string, now Time) {
+	c := m.net.conflicts[uid]
+	if c == nil {
+		c = &uidConflict{}
+		m.net.conflicts[uid] = c
+	}
+	for _, n := range []string{a, b} {
+		if !slices.Contains(c.names, n) {
+			c.names = append(c.names, n)
+		}
+	}
+	c.last = now
+}
+
+// ownRails reports whether h lists exactly this host's interfaces.
+func (m *Mapper) ownRails(h *wire.HostInfo) bool {
+	if int(h.NumRails) != len(m.cfg.MACs) {
+		return false
+	}
+	for i, mac := range m.cfg.MACs {
+		if h.Rails[i].MAC != mac {
+			return false
+		}
+	}
+	return true
 }

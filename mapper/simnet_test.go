@@ -26,6 +26,8 @@ type simnet struct {
 	loss, dup float64
 	// blocked, if set, drops frames between two hosts (a partition).
 	blocked func(a, b *simHost) bool
+	// drop, if set, drops the frames it returns true for.
+	drop func(from, to *simHost, frame []byte) bool
 
 	frames frameHeap
 	timers timerHeap
@@ -157,7 +159,7 @@ func (h *simHost) Send(rail int, frame []byte) {
 	f := slices.Clone(frame)
 	dst := nodemap.MAC(frame[0:6])
 	for _, o := range n.hosts {
-		if o == h || !o.alive || (n.blocked != nil && n.blocked(h, o)) {
+		if o == h || !o.alive || (n.blocked != nil && n.blocked(h, o)) || (n.drop != nil && n.drop(h, o, frame)) {
 			continue
 		}
 		for r, b := range o.bridge {

@@ -3,6 +3,7 @@ package mapper
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/wire"
@@ -75,6 +76,9 @@ type Duplicate struct {
 	// UniqueIDs are the unique ids of the claimants, the one in the map
 	// first.
 	UniqueIDs []string `json:"unique_ids"`
+	// Names are the host names of the claimants of a unique id that two
+	// hosts use at once (Kind "mac", both with the same UniqueIDs).
+	Names []string `json:"names,omitempty"`
 }
 
 // Counters count frames and events. Frame counters are keyed by frame type
@@ -101,6 +105,7 @@ const (
 	DropBody      = "bad_body"   // a mapper body that does not parse
 	DropRevision  = "revision"   // a mapper body of another revision
 	DropMap       = "bad_map"    // a complete map that is inconsistent (ids, names or MACs repeat)
+	DropConflict  = "conflict"   // a SCOUT naming a host that another host's SCOUTs name too
 	DropRail      = "bad_rail"   // a rail number out of range
 	DropSelf      = "self"       // our own frame heard back
 	DropForged    = "forged"     // source MAC disagrees with the body
@@ -137,6 +142,11 @@ func (m *Mapper) Status() Status {
 	if !m.leading() && m.self.started {
 		_, s.Duplicates = m.tbl.resolve(m.present(m.self.lastScout))
 	}
+	for uid, c := range m.net.conflicts {
+		u := nodemap.FormatMAC(uid)
+		s.Duplicates = append(s.Duplicates, Duplicate{Kind: "mac", Value: u, UniqueIDs: []string{u, u}, Names: slices.Clone(c.names)})
+	}
+	slices.SortFunc(s.Duplicates, func(a, b Duplicate) int { return strings.Compare(a.Kind+a.Value, b.Kind+b.Value) })
 	if m.elected != (nodemap.MAC{}) {
 		s.Elected = nodemap.FormatMAC(m.elected)
 	}
