@@ -565,16 +565,21 @@ func TestIntegrationMapperBusyAndPidFile(t *testing.T) {
 		t.Fatalf("pid file %q (%v), status pid %d", b, err, st.PID)
 	}
 	start := time.Now()
-	out, err := h.Command(binary(t), h.mapperArgs("--daemon-pid-file", filepath.Join(h.Dir, "second.pid"))...).CombinedOutput()
+	// Same arguments, same pid file: it must fail without touching it.
+	out, err := h.Command(binary(t), h.mapperArgs()...).CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("second gm_mapper: %v, want exit status 1:\n%s", err, out)
 	}
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("second gm_mapper took %v to fail", el)
 	}
-	if !bytes.Contains(out, []byte(fmt.Sprintf("pid %d", st.PID))) || !bytes.Contains(out, []byte("busy")) {
+	if !bytes.Contains(out, []byte(fmt.Sprintf("pid %d", st.PID))) || !bytes.Contains(out, []byte("GM_BUSY")) {
 		t.Fatalf("second gm_mapper's message does not name the first one's pid %d:\n%s", st.PID, out)
 	}
+	if b, err := os.ReadFile(h.pidFile()); err != nil || strings.TrimSpace(string(b)) != fmt.Sprint(st.PID) {
+		t.Fatalf("the refused gm_mapper changed the pid file: %q, %v", b, err)
+	}
+	t.Logf("second gm_mapper refused after %v: %s", time.Since(start).Round(time.Millisecond), bytes.TrimSpace(out))
 	if err := h.proc.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -121,6 +123,14 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- *driver.Driver) i
 		log.Error(msg, a...)
 		return cli.ExitFailure
 	}
+	// Start-up failures are one line in the commands' convention
+	// ("gm_mapper: <GM status>: <what happened>; <what to do>").
+	startFail := func(err error, advice string) int {
+		if advice == "" {
+			advice = cli.Advice(err)
+		}
+		return c.FailWith(err, advice)
+	}
 
 	// Files and names, as ports find them.
 	if o.stateDir == "" {
@@ -141,13 +151,13 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- *driver.Driver) i
 	if o.host == "" {
 		hn, err := os.Hostname()
 		if err != nil {
-			return fail("host name", "err", err)
+			return startFail(fmt.Errorf("host name: %w", err), "pass --hostname")
 		}
 		o.host = hn
 	}
 	unit, err := gm.ResolveUnit(o.unit, &gm.Config{StateDir: o.stateDir})
 	if err != nil {
-		return fail("unit", "err", err)
+		return startFail(err, "")
 	}
 	if o.hostsFile == "" {
 		o.hostsFile = os.Getenv(EnvHostsFile)
@@ -158,7 +168,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- *driver.Driver) i
 
 	w, err := pcap.Open()
 	if err != nil {
-		return fail("pcap", "err", err)
+		return startFail(fmt.Errorf("--pcap: %w", err), "")
 	}
 	defer w.Close()
 
@@ -169,13 +179,16 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- *driver.Driver) i
 		Tap: w.TapFunc(), Logger: log,
 	})
 	if err != nil {
-		return fail("cannot start", "err", err)
+		if errors.Is(err, driver.ErrBusy) {
+			return startFail(fmt.Errorf("%w: %w", gm.Busy, err), "stop it first, or give this one another --unit")
+		}
+		return startFail(err, "")
 	}
 	defer d.Close()
 
 	if o.pidFile != "" {
 		if err := writePidFile(o.pidFile); err != nil {
-			return fail("pid file", "file", o.pidFile, "err", err)
+			return startFail(fmt.Errorf("--daemon-pid-file: %w", err), "")
 		}
 		defer os.Remove(o.pidFile)
 	}

@@ -47,7 +47,7 @@ const DefaultRecvPoll = 50 * time.Millisecond
 
 // ErrBusy is wrapped by New's error when another gm_mapper serves the unit
 // in this network namespace.
-var ErrBusy = errors.New("busy")
+var ErrBusy = errors.New("gm_mapper already running")
 
 // Core is what a Driver needs of the mapper core; *mapper.Mapper has it.
 // Tests substitute fakes.
@@ -248,9 +248,9 @@ func New(cfg Config) (*Driver, error) {
 	if err != nil {
 		if errors.Is(err, ctl.ErrInUse) {
 			if pid, perr := ctl.Owner(ctl.MapperName(cfg.Unit)); perr == nil {
-				return nil, fmt.Errorf("%w: gm_mapper of unit %s already runs in this network namespace (pid %d)", ErrBusy, cfg.Unit, pid)
+				return nil, fmt.Errorf("%w for unit %s in this network namespace (pid %d)", ErrBusy, cfg.Unit, pid)
 			}
-			return nil, fmt.Errorf("%w: gm_mapper of unit %s already runs in this network namespace", ErrBusy, cfg.Unit)
+			return nil, fmt.Errorf("%w for unit %s in this network namespace", ErrBusy, cfg.Unit)
 		}
 		return nil, fmt.Errorf("unit %s: %w", cfg.Unit, err)
 	}
