@@ -4,7 +4,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,11 +17,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/gopacket/pcapgo"
+
 	"github.com/ethergm/ethergm/ctl"
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/mapper"
 	"github.com/ethergm/ethergm/mapper/driver"
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/wire"
 )
 
 var (
@@ -998,4 +1005,73 @@ func TestIntegrationMapperPartitionHeal(t *testing.T) {
 	if len(leaders) != 1 {
 		t.Errorf("mappers in charge after healing: %v, want one", leaders)
 	}
+}
+
+// TestIntegrationMapperSteadyStateCapture records host0's mapper frames
+// with --pcap while nothing changes: every host sends at most one SCOUT
+// per rail per verification interval, and nothing else (no broadcast
+// storm, no CONFIG traffic).
+func TestIntegrationMapperSteadyStateCapture(t *testing.T) {
+	hs := newCluster(t, netns.Options{Hosts: 8, Rails: 2})
+	pcap := filepath.Join(hs[0].Dir, "mapper.pcapng")
+	hs[0].start(t, "--pcap", pcap)
+	startAll(t, hs[1:])
+	waitConfigured(t, hs, 20*time.Second)
+	time.Sleep(time.Second) // let the start-up traffic pass
+	from := time.Now()
+	time.Sleep(3 * time.Second)
+	to := time.Now()
+	if err := hs[0].proc.Stop(); err != nil { // flushes the capture
+		t.Fatal(err)
+	}
+	f, err := os.Open(pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		src string
+		typ wire.Type
+	}
+	counts := map[key]int{}
+	total := 0
+	for {
+		b, ci, err := r.ReadPacketData()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := wire.ParseFrameCRC(b, wire.EtherType)
+		if err != nil {
+			t.Fatalf("captured frame: %v", err)
+		}
+		if ci.Timestamp.Before(from) || ci.Timestamp.After(to) {
+			continue
+		}
+		counts[key{net.HardwareAddr(b[6:12]).String(), h.Type()}]++
+		total++
+	}
+	// 3 s at the default 250 ms interval: 12 scouts, one more for the
+	// phase of the window.
+	limit := int(to.Sub(from)/mapper.DefaultVerifyInterval) + 1
+	for k, n := range counts {
+		if k.typ != wire.TypeScout {
+			t.Errorf("%d %v frames from %s in the steady state", n, k.typ, k.src)
+		}
+		if n > limit {
+			t.Errorf("%d SCOUTs from %s in %v, want at most %d", n, k.src, to.Sub(from).Round(time.Millisecond), limit)
+		}
+	}
+	// host0 hears every interface of the 7 others and sends on its 2.
+	if len(counts) != 16 {
+		t.Errorf("frames from %d interfaces, want 16: %v", len(counts), counts)
+	}
+	t.Logf("steady state, %v captured on %s: %d mapper frames from %d interfaces (at most %d SCOUTs each, nothing else)",
+		to.Sub(from).Round(time.Millisecond), hs[0].Name, total, len(counts), limit)
 }
