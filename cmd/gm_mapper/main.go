@@ -13,7 +13,33 @@
 // JSON); SIGTERM or SIGINT stop it cleanly (the pid file is removed). Exit
 // status: 0 after a clean stop, 1 on failure (2 for a bad command line);
 // a second gm_mapper for the same unit in the same network namespace fails
-// at once, naming the running one's pid.
+// at once with GM_BUSY, naming the running one's pid.
+//
+// # Files
+//
+//   - the node map, --map-file (default <state dir>/map, state dir
+//     /run/ethergm): written atomically at every new map, where ports read
+//     it;
+//   - the hosts file, --hosts-file (default /var/lib/ethergm/<unit>.hosts):
+//     the node ids of every host ever mapped and the last map version, kept
+//     across reboots (a persistent directory, not tmpfs);
+//   - the pid file, --daemon-pid-file, removed on exit;
+//   - a capture of every mapper frame, --pcap.
+//
+// # Status
+//
+// The daemon holds the abstract socket ctl.MapperName(unit) of its network
+// namespace and answers every connection with one JSON document
+// (mapper/driver.Status: the mapper's status, its pid, unit, interfaces
+// with their link counters, open ports, start time); gm_board_info reads
+// it.
+//
+// # Installing
+//
+// "make install-mapper PREFIX=/usr" installs the binary, the systemd unit
+// dist/systemd/gm_mapper@.service (one instance per unit:
+// "systemctl enable --now gm_mapper@eth0") and its settings file
+// /etc/default/gm_mapper (from dist/gm_mapper.conf).
 package main
 
 import (
