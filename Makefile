@@ -21,7 +21,7 @@ COMMANDS = $(notdir $(CMD_PKGS))
 SYSTEMD_UNIT_DIR ?= /lib/systemd/system
 SYSCONF_DIR ?= /etc
 
-.PHONY: all build install install-mapper uninstall test fmt-check vet staticcheck build-check unit fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
+.PHONY: all build install install-mapper uninstall test fmt-check vet staticcheck build-check layering unit fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
 
 all: build
 
@@ -41,7 +41,7 @@ uninstall:
 	rm -f $(addprefix '$(BINDIR)'/,$(COMMANDS))
 
 ## test: everything CI runs (installs missing Debian packages first).
-test: deps fmt-check vet staticcheck build-check unit fuzz
+test: deps fmt-check vet staticcheck build-check layering unit fuzz
 
 deps:
 	@scripts/deps.sh test
@@ -63,6 +63,10 @@ build-check:
 	@echo "== build with CGO_ENABLED=0 (linux), and the portable packages for darwin"
 	CGO_ENABLED=0 $(GO) build ./...
 	CGO_ENABLED=0 GOOS=darwin $(GO) build ./wire/... ./token/... ./gm/link/... ./capture/...
+
+layering:
+	@echo "== layering (go list -deps)"
+	@scripts/layering.sh
 
 unit:
 	@echo "== unit and netns integration tests (-race)"

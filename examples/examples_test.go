@@ -29,7 +29,7 @@ func TestIntegrationSimpleExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer recv.Stop()
-	// Wait until the receiver's port is open (its lock file is held).
+	// Wait until the receiver's port is open.
 	deadline := time.Now().Add(10 * time.Second)
 	var out string
 	for {
