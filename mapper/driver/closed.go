@@ -91,15 +91,14 @@ func (d *Driver) probePorts(now mapper.Time) {
 }
 
 // answerClosed answers a frame received for a closed port with a NACK
-// PORT_CLOSED, if it is a reliable frame for this host.
+// PORT_CLOSED, if it is an OPEN or a reliable frame for this host.
 func (d *Driver) answerClosed(now mapper.Time, rail int, frame []byte) {
 	h, err := wire.ParseFrame(frame, d.cfg.EtherType)
 	if err != nil || d.selfID == 0 || h.TargetNode() != d.selfID {
 		return
 	}
-	t := h.Type()
-	if !t.IsData() && !t.HasRemoteAddr() {
-		return // ACK, NACK, DATAGRAM, mapper frames: nothing to answer
+	if !answerable(h.Type()) {
+		return
 	}
 	tp := h.TargetPort()
 	if tp >= wire.NumPorts || tp == MapperPort || d.open&(1<<tp) != 0 {
@@ -123,6 +122,14 @@ func (d *Driver) answerClosed(now mapper.Time, rail int, frame []byte) {
 		return
 	}
 	d.nack.sent++
+}
+
+// answerable reports whether a frame of type t for a closed port is
+// answered: the OPEN that starts a session, and every reliable frame
+// (DATA, PUT, GET, GOT). ACK, NACK, OPEN_ACK, DATAGRAM and mapper frames
+// are not, as gm's ports do.
+func answerable(t wire.Type) bool {
+	return t == wire.TypeOpen || t.IsData() || t.HasRemoteAddr()
 }
 
 // appendClosedNack appends to b the NACK PORT_CLOSED that answers frame

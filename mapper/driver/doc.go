@@ -37,8 +37,9 @@
 // the unit's ports are open (the ports' abstract sockets, listed in
 // /proc/net/unix, and gm's port lock files in the state directory), and
 // keeps on each rail a second link whose port mask is exactly the ports
-// that are closed (reopened when that set changes). A data frame (or PUT,
-// GET, GOT) that arrives there for this host's node id is answered with a
+// that are closed (reopened when that set changes). An OPEN (the start of
+// a session) or a data frame (or PUT, GET, GOT) that arrives there for
+// this host's node id is answered with a
 // NACK PORT_CLOSED that echoes what the sender's stream needs (its session,
 // the frame's sequence number, priority flag and ports), after checking
 // once more, with ctl.Owner, that the port did not open meanwhile. Answers

@@ -100,3 +100,19 @@ func TestWriteAtomicAndLoadState(t *testing.T) {
 		t.Fatalf("temporary files left: %v", ents)
 	}
 }
+
+func TestAnswerable(t *testing.T) {
+	for _, tt := range []struct {
+		t    wire.Type
+		want bool
+	}{
+		{wire.TypeOpen, true}, {wire.TypeData, true}, {wire.TypeDataFirst, true}, {wire.TypeDataMiddle, true},
+		{wire.TypeDataLast, true}, {wire.TypePut, true}, {wire.TypeGet, true}, {wire.TypeGot, true},
+		{wire.TypeAck, false}, {wire.TypeNack, false}, {wire.TypeOpenAck, false}, {wire.TypeDatagram, false},
+		{wire.TypeScout, false}, {wire.TypeConfig, false},
+	} {
+		if got := answerable(tt.t); got != tt.want {
+			t.Errorf("answerable(%v) = %v, want %v", tt.t, got, tt.want)
+		}
+	}
+}
