@@ -164,6 +164,30 @@ func (m *Mapper) issue(now Time, es []entry, key []byte) {
 	}
 }
 
+// resendIfBehind makes the leader send its map again to a host of the map
+// whose SCOUT names another map: a host whose mapper restarted (its
+// earlier acknowledgement is void), or one that missed the map. The
+// network is not fully configured until it acknowledges again.
+func (m *Mapper) resendIfBehind(now Time, p *peer) {
+	l := &m.lead
+	if !l.active || l.version == 0 || (p.mapVersion == l.version && p.mapper == m.cfg.MACs[0]) {
+		return
+	}
+	done, ok := l.need[p.uid]
+	if !ok || (!done && l.nextRetry != never) {
+		return
+	}
+	if done {
+		l.need[p.uid] = false
+		l.acked--
+		l.configured = false
+	}
+	l.retries = 0
+	if l.nextRetry == never || l.nextRetry > now+m.pass {
+		l.nextRetry = now + m.pass
+	}
+}
+
 // configBodies cuts es into CONFIG bodies that fit the MTU.
 func (m *Mapper) configBodies(flags wire.ConfigFlags, v uint32, es []entry) [][]byte {
 	maxBody := m.cfg.MTU - wire.HeaderLen

@@ -307,3 +307,30 @@ func TestCloneUniqueID(t *testing.T) {
 		t.Error("the clone is in the map")
 	}
 }
+
+// TestQuickRestart restarts a follower's mapper at once (it never looks
+// gone): the leader sends it the map again, and the network is fully
+// configured again with the same version and ids.
+func TestQuickRestart(t *testing.T) {
+	n := newSim(t, 18)
+	for i := range 6 {
+		n.add(fmt.Sprintf("q%d", i), 1, 0, 1)
+	}
+	startAll(n)
+	mustConverge(t, n, 2*time.Second)
+	before := ids(n.hosts)
+	v := n.leader().m.cur.version
+	h := n.hosts[2]
+	h.kill()
+	h.start()
+	restart := n.now
+	if !n.runUntil(n.now+2*time.Second, func() bool { return converged(n.hosts) && h.m.Map() != nil }) {
+		t.Fatalf("restarted host not configured:\n%s", why(n.hosts))
+	}
+	t.Logf("restarted follower has the map %v later (version %d, was %d)", n.now-restart, h.m.cur.version, v)
+	for name, id := range ids(n.hosts) {
+		if before[name] != id {
+			t.Errorf("%s: id %d -> %d", name, before[name], id)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package mapper
 import (
 	"math"
 	"slices"
+	"time"
 
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/wire"
@@ -58,7 +59,7 @@ func (m *Mapper) init() {
 	m.interval = iv
 	m.pass = iv / 5
 	m.dead = MissedIntervals*iv + iv/2
-	m.retry = min(iv/2, 100*Millisecond)
+	m.retry = min(iv/2, 100*time.Millisecond)
 	n := len(m.cfg.MACs)
 	m.self.railUp = make([]bool, n)
 	m.self.railHeard = make([]Time, n)
@@ -75,9 +76,6 @@ func (m *Mapper) init() {
 	m.lead.nextIssue, m.lead.nextRetry, m.hand.next = never, never, never
 	m.cur.lastAck = never
 }
-
-// Millisecond is a Time of one millisecond.
-const Millisecond Time = 1e6
 
 func (m *Mapper) start(now Time) {
 	if m.self.started {
@@ -278,9 +276,8 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 	m.net.maxVersion = max(m.net.maxVersion, h.MapVersion)
 
 	// The leader says whether the map we hold is fully configured.
-	if h.Flags&wire.HostLeader != 0 && h.MapperID == h.UniqueID && h.MapperID == m.cur.mapper &&
-		h.MapVersion == m.cur.version && m.cur.m != nil {
-		m.cur.leaderConfigured = h.Flags&wire.HostConfigured != 0
+	if h.Flags&wire.HostLeader != 0 && h.MapperID == h.UniqueID && h.UniqueID == m.cur.mapper {
+		m.cur.leaderConfigured = h.Flags&wire.HostConfigured != 0 && h.MapVersion == m.cur.version && m.cur.m != nil
 	}
 	if p.level > 0 && !wasCandidate && better(p.level, p.uid, m.electedLevel, m.elected) {
 		m.elect(now)
@@ -288,6 +285,7 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 	if changed {
 		m.changed(now)
 	}
+	m.resendIfBehind(now, p)
 	if t == wire.TypeScout && h.Flags&wire.HostHello != 0 && m.self.railUp[rail] &&
 		now-p.replied[rail] >= m.pass*3/2 {
 		p.replied[rail] = now
