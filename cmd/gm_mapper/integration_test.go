@@ -910,6 +910,27 @@ func TestIntegrationMapperCluster64(t *testing.T) {
 		ready.Round(time.Millisecond), l.Name, n, all64.Round(time.Millisecond), leaderDone.Round(time.Millisecond))
 	t.Logf("%d hosts: fully configured (map version %d) %v after the last gm_mapper started (%v to start them all); CPU of the daemons so far: %v",
 		n, v, done.Round(time.Millisecond), last.Sub(first).Round(time.Millisecond), cpuTime(hs))
+	// The same by the daemons' own times (no polling in between): the
+	// last daemon's start, and the last installation of the final map.
+	var lastStart, lastInstall time.Time
+	for _, h := range hs {
+		st, err := h.status()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Start.After(lastStart) {
+			lastStart = st.Start
+		}
+		fi, err := os.Stat(h.mapFile())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.ModTime().After(lastInstall) {
+			lastInstall = fi.ModTime()
+		}
+	}
+	t.Logf("by the daemons' clocks: the final map (version %d) was installed on every host %v after the last gm_mapper started (its status start_time)",
+		v, lastInstall.Sub(lastStart).Round(time.Millisecond))
 	if st, err := l.status(); err == nil {
 		t.Logf("mapper in charge: counters %+v; send errors %d; link %+v", st.Counters, st.SendErrors, st.Interfaces[0].Link)
 	}
