@@ -642,8 +642,8 @@ func TestIntegrationMapperPortClosed(t *testing.T) {
 // its gm_mapper writes.
 func openPort(t testing.TB, h *mapperHost, id int) *gm.Port {
 	t.Helper()
-	// The state directory is gm_mapper's: it finds the open ports there.
-	cfg := &gm.Config{Host: h.Name, StateDir: h.Dir, MapFile: h.mapFile(), MapPoll: 50 * time.Millisecond}
+	// Ports are found open by their sockets (package ctl), whatever the state directory.
+	cfg := &gm.Config{Host: h.Name, StateDir: filepath.Join(h.Dir, "ports"), MapFile: h.mapFile(), MapPoll: 50 * time.Millisecond}
 	var p *gm.Port
 	err := h.Do(func() (err error) {
 		p, err = gm.Open(strings.Join(h.Ifaces, ","), id, "test", cfg)

@@ -201,7 +201,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- *driver.Driver) i
 	d, err := driver.New(driver.Config{
 		Unit: unit.Name, Interfaces: unit.Interfaces, Host: o.host,
 		Level: o.level, NumPasses: o.numPasses, VerifyInterval: o.verify,
-		MapFile: o.mapFile, HostsFile: o.hostsFile, StateDir: o.stateDir,
+		MapFile: o.mapFile, HostsFile: o.hostsFile,
 		Tap: w.TapFunc(), Logger: log,
 	})
 	if err != nil {

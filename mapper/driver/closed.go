@@ -5,12 +5,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/ethergm/ethergm/ctl"
 	"github.com/ethergm/ethergm/gm/link"
@@ -58,14 +55,7 @@ func (n *nackState) take(now time.Duration) bool {
 // (the mapper port aside). Without a node id (no map yet) nothing can be
 // answered, so there is no such link.
 func (d *Driver) probePorts(now mapper.Time) {
-	open := d.sockets.ports(d.cfg.Unit)
-	if now >= d.nextLockProbe {
-		// gm's lock files change only when ports open or close, and
-		// answerClosed checks the port's own again before answering.
-		d.locked = lockedPorts(d.cfg.Unit, d.cfg.StateDir)
-		d.nextLockProbe = now + lockProbeInterval
-	}
-	d.open = open | d.locked
+	d.open = d.sockets.ports(d.cfg.Unit)
 	d.nextPortProbe = now + PortProbeInterval
 	want := link.PortMask(allPorts &^ d.open &^ (1 << MapperPort))
 	if d.selfID == 0 {
@@ -108,7 +98,7 @@ func (d *Driver) answerClosed(now mapper.Time, rail int, frame []byte) {
 		return
 	}
 	// The port may have opened since the last probe.
-	if portOpen(d.cfg.Unit, d.cfg.StateDir, int(tp)) {
+	if _, err := ctl.Owner(ctl.PortName(d.cfg.Unit, int(tp))); err == nil {
 		d.open |= 1 << tp
 		return
 	}
@@ -146,9 +136,6 @@ func appendClosedNack(b []byte, hdr *wire.HeaderFields, frame []byte, h wire.Hea
 	}
 	return wire.AppendFrame(b, wire.Ethernet(frame).Src(), mac, etherType, hdr, nil)
 }
-
-// lockProbeInterval is how often gm's port lock files are looked at.
-const lockProbeInterval = time.Second
 
 // socketList reads the network namespace's socket list to find the open
 // ports (their abstract sockets, ctl.PortName). One read, instead of one
@@ -234,42 +221,4 @@ func fallbackSocketPorts(unit string) uint32 {
 		}
 	}
 	return open
-}
-
-// lockedPorts tests gm's port lock files without taking them
-// (F_OFD_GETLK); files that do not exist are closed ports.
-func lockedPorts(unit, stateDir string) uint32 {
-	if stateDir == "" {
-		return 0
-	}
-	var open uint32
-	for p := range wire.NumPorts {
-		if lockedPort(unit, stateDir, p) {
-			open |= 1 << p
-		}
-	}
-	return open
-}
-
-// lockedPort reports whether port p's lock file is locked.
-func lockedPort(unit, stateDir string, p int) bool {
-	if stateDir == "" {
-		return false
-	}
-	f, err := os.Open(filepath.Join(stateDir, fmt.Sprintf("%s.port%d.lock", unit, p)))
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	lk := unix.Flock_t{Type: unix.F_WRLCK}
-	return unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lk) == nil && lk.Type != unix.F_UNLCK
-}
-
-// portOpen reports whether port p of unit is open now: its socket has an
-// owner or its lock file is locked.
-func portOpen(unit, stateDir string, p int) bool {
-	if _, err := ctl.Owner(ctl.PortName(unit, p)); err == nil {
-		return true
-	}
-	return lockedPort(unit, stateDir, p)
 }

@@ -34,8 +34,8 @@
 // GM_SEND_TARGET_PORT_CLOSED. While some port of the unit is open, that
 // port answers (gm's lowest open port); a host where only the mapper runs
 // has nobody else to do it. So every PollInterval the Driver looks which of
-// the unit's ports are open (the ports' abstract sockets, listed in
-// /proc/net/unix, and gm's port lock files in the state directory), and
+// the unit's ports are open (the ports' abstract sockets, ctl.PortName,
+// listed in the namespace's /proc/net/unix), and
 // keeps on each rail a second link whose port mask is exactly the ports
 // that are closed (reopened when that set changes). An OPEN (the start of
 // a session) or a data frame (or PUT, GET, GOT) that arrives there for

@@ -63,7 +63,7 @@ type Core interface {
 // Config configures a Driver.
 type Config struct {
 	// Unit names the unit: its mapper and port socket names (package ctl)
-	// and gm's port lock files use it.
+	// use it.
 	Unit string
 	// Interfaces are the unit's rails, in rail order.
 	Interfaces []string
@@ -79,9 +79,6 @@ type Config struct {
 	MapFile string
 	// HostsFile is where the core's persistent state is kept.
 	HostsFile string
-	// StateDir is the runtime state directory, where gm's port lock
-	// files are ("" to not look for them).
-	StateDir string
 	// PollInterval is how often interfaces and open ports are looked at
 	// (0: DefaultPollInterval).
 	PollInterval time.Duration
@@ -167,8 +164,6 @@ type Driver struct {
 	rails []*rail
 
 	open          uint32 // open ports (bit p)
-	locked        uint32 // ports whose gm lock file is locked (bit p)
-	nextLockProbe mapper.Time
 	nextPortProbe mapper.Time
 	sockets       socketList
 	ifs           ifProbe

@@ -94,7 +94,7 @@ func runFake(t *testing.T, h *netns.Host, m *nodemap.Map) (*Driver, *fakeCore) {
 		d, err = New(Config{
 			Unit: "u", Interfaces: h.Ifaces, Host: h.Name, Level: 1,
 			MapFile: filepath.Join(h.Dir, "map"), HostsFile: filepath.Join(h.Dir, "lib", "u.hosts"),
-			StateDir: h.Dir, PollInterval: 20 * time.Millisecond,
+			PollInterval: 20 * time.Millisecond,
 			NewCore: func(c mapper.Config, o mapper.Output) (Core, error) {
 				fc.cfg, fc.out = c, o
 				return fc, nil
