@@ -1,0 +1,37 @@
+// Package mapper is the sans-I/O core of gm_mapper, EtherGM's mapper: host
+// discovery on every rail, election of the one mapper in charge, stable node
+// ids, building and distributing the node map, and verification (remaps when
+// hosts or links come and go). The model is GM-2's mapper
+// (shared/reference/gm-semantics.md §6); docs/MAPPER.md describes the
+// protocol, the election, the states, the files and the timings, and
+// docs/PROTOCOL.md §7.8 and §13 the frames.
+//
+// # Driving the core
+//
+// A Mapper does no I/O, starts no goroutines and never reads a clock. The
+// driver (cmd/gm_mapper) owns one Mapper per unit and calls, from a single
+// goroutine:
+//
+//   - Input for every mapper frame received on any rail (a complete Ethernet
+//     frame; anything malformed is counted and dropped);
+//   - Tick whenever NextDeadline has passed;
+//   - SetRailUp when an interface goes down, comes up or disappears.
+//
+// The Mapper answers through Output: Send (a frame to transmit on a rail),
+// InstallMap (a new node map for this host, with this host's routes) and
+// SaveState (the hosts table and last map version, to persist before the
+// version is used on the wire). Time is virtual: a Time is any monotonic
+// duration since an origin the driver chooses.
+//
+// A Mapper is not safe for concurrent use.
+//
+// # Changes to the API of the brief
+//
+// Config has one field more, MTU (default 1500), the link MTU that limits
+// the size of CONFIG frames.
+//
+// # Limits
+//
+// A host that shares no Ethernet segment with the mapper in charge is not
+// mapped: discovery is one hop (scouts are broadcast, never forwarded).
+package mapper

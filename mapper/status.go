@@ -1,0 +1,105 @@
+package mapper
+
+import (
+	"github.com/ethergm/ethergm/nodemap"
+)
+
+// Status is a snapshot of the mapper's state for gm_board_info, logs and
+// tests. It is served as JSON by the daemon.
+type Status struct {
+	// Host is this host's name and UniqueID its unique id (MACs[0]).
+	Host     string `json:"host"`
+	UniqueID string `json:"unique_id"`
+	// NodeID is this host's node id in the installed map (0 if none).
+	NodeID nodemap.NodeID `json:"node_id"`
+	// Level is this mapper's level (0 = never maps).
+	Level uint8 `json:"level"`
+	// Leader reports whether this host is the mapper in charge.
+	Leader bool `json:"leader"`
+	// Mapper is the unique id of the mapper whose map is installed
+	// ("00:00:00:00:00:00" if none), MapVersion that map's version (0 if
+	// none) and Hosts the number of hosts in it.
+	Mapper     string `json:"mapper"`
+	MapVersion uint32 `json:"map_version"`
+	Hosts      int    `json:"hosts"`
+	// Configured reports whether every host of the installed map has
+	// acknowledged it ("Network is fully configured.").
+	Configured bool `json:"configured"`
+	// Elected is the unique id of the mapper this host follows (or itself),
+	// "" while there is none.
+	Elected string `json:"elected,omitempty"`
+	// Starting is true during the startup passes.
+	Starting bool `json:"starting"`
+	// Rails describes this unit's interfaces.
+	Rails []RailStatus `json:"rails"`
+	// Routes are this host's routes in the installed map.
+	Routes []RouteStatus `json:"routes"`
+	// Duplicates are the names and MACs claimed by more than one host (as
+	// seen by the mapper in charge: the leader, or this host if it leads).
+	Duplicates []Duplicate `json:"duplicates,omitempty"`
+	// Counters are cumulative counters since New.
+	Counters Counters `json:"counters"`
+}
+
+// RailStatus describes one of this unit's interfaces.
+type RailStatus struct {
+	Rail int    `json:"rail"`
+	MAC  string `json:"mac"`
+	Up   bool   `json:"up"`
+	// Peers is the number of peer interfaces currently heard on the rail.
+	Peers int `json:"peers"`
+}
+
+// RouteStatus is one route: this host's interface Local (rail Rail)
+// reaches the interface Peer of node Node (host Host).
+type RouteStatus struct {
+	Node  nodemap.NodeID `json:"node"`
+	Host  string         `json:"host"`
+	Rail  int            `json:"rail"`
+	Local string         `json:"local"`
+	Peer  string         `json:"peer"`
+}
+
+// Duplicate is a name or MAC address claimed by more than one host. The
+// hosts are not merged: the first claimant (the one holding the id) keeps
+// it, the others are left out of the map until the conflict ends.
+type Duplicate struct {
+	// Kind is "name" or "mac".
+	Kind string `json:"kind"`
+	// Value is the name or MAC address claimed twice.
+	Value string `json:"value"`
+	// UniqueIDs are the unique ids of the claimants, the one in the map
+	// first.
+	UniqueIDs []string `json:"unique_ids"`
+}
+
+// Counters count frames and events. Frame counters are keyed by frame type
+// name (wire.Type.String), drops by reason.
+type Counters struct {
+	FramesIn  map[string]uint64 `json:"frames_in"`
+	FramesOut map[string]uint64 `json:"frames_out"`
+	Drops     map[string]uint64 `json:"drops"`
+	// Remaps is the number of map versions this host issued as mapper.
+	Remaps uint64 `json:"remaps"`
+	// MapsInstalled is the number of maps given to InstallMap (new
+	// versions and route changes).
+	MapsInstalled uint64 `json:"maps_installed"`
+	// LeaderChanges counts changes of the elected mapper.
+	LeaderChanges uint64 `json:"leader_changes"`
+	// ConfigRetries counts CONFIG retransmission rounds.
+	ConfigRetries uint64 `json:"config_retries"`
+}
+
+// Drop reasons (keys of Counters.Drops).
+const (
+	DropMalformed = "malformed"  // not a valid EtherGM frame (short, length, CRC, version)
+	DropNotMapper = "not_mapper" // an EtherGM frame of a non-mapper type or port
+	DropBody      = "bad_body"   // a mapper body that does not parse
+	DropRail      = "bad_rail"   // a rail number out of range
+	DropSelf      = "self"       // our own frame heard back
+	DropForged    = "forged"     // source MAC disagrees with the body
+	DropName      = "bad_name"   // a host name a map cannot hold
+	DropStale     = "stale"      // an old or foreign map version, or not from the elected mapper
+	DropUnknown   = "unknown"    // from a host not (yet) known
+	DropRailDown  = "rail_down"  // received on a rail that is down
+)
