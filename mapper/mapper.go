@@ -91,10 +91,15 @@ type Mapper struct {
 
 	self selfState
 	net  netState
-	tbl  table
-	cur  installed
-	asm  assembly
-	lead leaderState
+	tbl  table       // the hosts table (node ids)
+	cur  installed   // the map installed on this host
+	asm  assembly    // a map being received
+	lead leaderState // distribution, while this host leads
+	hand handover    // a table handed over to a new leader
+
+	elected     nodemap.MAC // the mapper in charge as this host sees it (zero: none)
+	lastVersion uint32      // highest version used or installed (persisted)
+	dups        []Duplicate
 
 	counters Counters
 	buf      []byte // frame being built
@@ -181,4 +186,125 @@ func (m *Mapper) SetRailUp(rail int, up bool, now Time) {
 // Map returns the map installed on this host (nil before the first one).
 func (m *Mapper) Map() *nodemap.Map {
 	return m.cur.m
+}
+
+// input dispatches a received frame.
+func (m *Mapper) input(now Time, rail int, frame []byte) {
+	if rail < 0 || rail >= len(m.cfg.MACs) {
+		m.drop(DropRail)
+		return
+	}
+	h, err := wire.ParseFrameCRC(frame, m.cfg.EtherType)
+	if err != nil {
+		if errors.Is(err, wire.ErrEtherType) {
+			m.drop(DropNotMapper)
+		} else {
+			m.drop(DropMalformed)
+		}
+		return
+	}
+	t := h.Type()
+	if !t.IsMapper() || h.TargetPort() != mapperPort || h.SourcePort() != mapperPort {
+		m.drop(DropNotMapper)
+		return
+	}
+	m.counters.FramesIn[t.String()]++
+	if !m.self.railUp[rail] {
+		m.drop(DropRailDown)
+		return
+	}
+	src := nodemap.MAC(frame[6:12])
+	for _, own := range m.cfg.MACs {
+		if src == own {
+			m.drop(DropSelf)
+			return
+		}
+	}
+	if src[0]&1 != 0 || src == (nodemap.MAC{}) {
+		m.drop(DropForged)
+		return
+	}
+	m.start(now)
+	body := h.Payload()
+	switch t {
+	case wire.TypeScout, wire.TypeScoutReply:
+		hi, err := wire.ParseHostInfo(body)
+		if err != nil {
+			m.bodyErr(err)
+			return
+		}
+		m.onHostInfo(now, rail, src, t, &hi)
+	case wire.TypeConfig:
+		c, err := wire.ParseConfig(body)
+		if err != nil {
+			m.bodyErr(err)
+			return
+		}
+		m.onConfig(now, rail, src, &c)
+	case wire.TypeConfigAck:
+		a, err := wire.ParseConfigAck(body)
+		if err != nil {
+			m.bodyErr(err)
+			return
+		}
+		m.onConfigAck(now, rail, src, &a)
+	}
+}
+
+func (m *Mapper) bodyErr(err error) {
+	if errors.Is(err, wire.ErrMapperRev) {
+		m.drop(DropRevision)
+	} else {
+		m.drop(DropBody)
+	}
+}
+
+func (m *Mapper) drop(reason string) { m.counters.Drops[reason]++ }
+
+// mapperPort is the GM port of all mapper frames.
+const mapperPort = 1
+
+// send builds a mapper frame with body and hands it to Output.Send.
+func (m *Mapper) send(rail int, dst nodemap.MAC, t wire.Type, tnode uint32, seq uint32, body []byte) {
+	f := wire.HeaderFields{
+		Type: t, TargetPort: mapperPort, SourcePort: mapperPort,
+		TargetNode: tnode, SourceNode: uint32(m.cur.self), Seq: seq, MsgLen: uint32(len(body)),
+	}
+	m.buf = wire.AppendFrame(m.buf[:0], dst, m.cfg.MACs[rail], m.cfg.EtherType, &f, body)
+	m.counters.FramesOut[t.String()]++
+	m.out.Send(rail, m.buf)
+}
+
+// tick runs the timers.
+func (m *Mapper) tick(now Time) {
+	m.start(now)
+	if now >= m.self.nextScout {
+		m.scoutTick(now)
+	}
+	if m.leading() {
+		m.leaderTick(now)
+	}
+	if m.hand.next != never && now >= m.hand.next {
+		m.handTick(now)
+	}
+}
+
+// nextDeadline is the earliest timer.
+func (m *Mapper) nextDeadline() Time {
+	if !m.self.started {
+		return 0
+	}
+	d := m.self.nextScout
+	if m.leading() {
+		if m.lead.nextIssue != never {
+			d = min(d, m.lead.nextIssue)
+		}
+		if m.lead.nextRetry != never {
+			d = min(d, m.lead.nextRetry)
+		}
+	}
+	if m.hand.next != never {
+		d = min(d, m.hand.next)
+	}
+	return d
 }

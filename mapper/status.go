@@ -1,6 +1,9 @@
 package mapper
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/ethergm/ethergm/nodemap"
 )
 
@@ -95,6 +98,8 @@ const (
 	DropMalformed = "malformed"  // not a valid EtherGM frame (short, length, CRC, version)
 	DropNotMapper = "not_mapper" // an EtherGM frame of a non-mapper type or port
 	DropBody      = "bad_body"   // a mapper body that does not parse
+	DropRevision  = "revision"   // a mapper body of another revision
+	DropMap       = "bad_map"    // a complete map that is inconsistent (ids, names or MACs repeat)
 	DropRail      = "bad_rail"   // a rail number out of range
 	DropSelf      = "self"       // our own frame heard back
 	DropForged    = "forged"     // source MAC disagrees with the body
@@ -103,3 +108,50 @@ const (
 	DropUnknown   = "unknown"    // from a host not (yet) known
 	DropRailDown  = "rail_down"  // received on a rail that is down
 )
+
+// Status returns a snapshot of the mapper's state.
+func (m *Mapper) Status() Status {
+	s := Status{
+		Host:       m.cfg.Host,
+		UniqueID:   nodemap.FormatMAC(m.cfg.MACs[0]),
+		NodeID:     m.cur.self,
+		Level:      m.cfg.Level,
+		Leader:     m.leading(),
+		Mapper:     nodemap.FormatMAC(m.cur.mapper),
+		MapVersion: m.cur.version,
+		Hosts:      m.cur.m.Len(),
+		Configured: m.configured(),
+		Starting:   m.self.starting || !m.self.started,
+		Duplicates: slices.Clone(m.dups),
+		Counters: Counters{
+			FramesIn:      maps.Clone(m.counters.FramesIn),
+			FramesOut:     maps.Clone(m.counters.FramesOut),
+			Drops:         maps.Clone(m.counters.Drops),
+			Remaps:        m.counters.Remaps,
+			MapsInstalled: m.counters.MapsInstalled,
+			LeaderChanges: m.counters.LeaderChanges,
+			ConfigRetries: m.counters.ConfigRetries,
+		},
+	}
+	if m.elected != (nodemap.MAC{}) {
+		s.Elected = nodemap.FormatMAC(m.elected)
+	}
+	rail := map[nodemap.MAC]int{}
+	for r, mac := range m.cfg.MACs {
+		rail[mac] = r
+		s.Rails = append(s.Rails, RailStatus{Rail: r, MAC: nodemap.FormatMAC(mac), Up: m.self.railUp[r]})
+	}
+	for _, h := range m.net.macs {
+		for r := range m.cfg.MACs {
+			if m.alive(h[r], m.self.lastScout) {
+				s.Rails[r].Peers++
+			}
+		}
+	}
+	for _, r := range m.cur.m.Routes() {
+		e, _ := m.cur.m.ByID(r.Node)
+		s.Routes = append(s.Routes, RouteStatus{Node: r.Node, Host: e.Host, Rail: rail[r.Local],
+			Local: nodemap.FormatMAC(r.Local), Peer: nodemap.FormatMAC(r.Peer)})
+	}
+	return s
+}

@@ -140,11 +140,15 @@ func openPorts(unit, stateDir string) uint32 {
 	return socketPorts(unit) | lockedPorts(unit, stateDir)
 }
 
-// socketPorts reads /proc/net/unix (this thread's network namespace) for
-// listening sockets named ctl.PortName(unit, p). One read, instead of one
-// connection to each port (which would make each port's process answer).
+// socketPorts reads /proc/thread-self/net/unix (the calling thread's
+// network namespace; /proc/net is the main thread's) for listening sockets
+// named ctl.PortName(unit, p). One read, instead of one connection to each
+// port (which would make each port's process answer).
 func socketPorts(unit string) uint32 {
-	data, err := os.ReadFile("/proc/net/unix")
+	data, err := os.ReadFile("/proc/thread-self/net/unix")
+	if err != nil {
+		data, err = os.ReadFile("/proc/net/unix")
+	}
 	if err != nil {
 		return fallbackSocketPorts(unit)
 	}

@@ -101,6 +101,9 @@ type Interface struct {
 	Up bool `json:"up"`
 	// Mode is the link's receive mode ("" while it is not open).
 	Mode string `json:"mode,omitempty"`
+	// ClosedPorts are the ports answered for on this interface (bit p):
+	// every closed port once this host has a node id.
+	ClosedPorts uint32 `json:"closed_ports_mask"`
 }
 
 // rail is one interface of the unit.
@@ -401,6 +404,9 @@ func (d *Driver) status() Status {
 		it := Interface{Rail: i, Name: r.name, MAC: nodemap.FormatMAC(r.mac), Up: r.up}
 		if r.lk != nil {
 			it.Mode = r.lk.Mode()
+		}
+		if r.closed != nil {
+			it.ClosedPorts = uint32(r.mask)
 		}
 		s.Interfaces = append(s.Interfaces, it)
 	}
