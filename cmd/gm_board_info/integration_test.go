@@ -166,3 +166,87 @@ func TestIntegrationBoardInfoStatic(t *testing.T) {
 	text := runOn(t, b, tool(t, "gm_counters"), "--unit", "eth0", "-v")
 	mustMatch(t, text, `(?m)^messages_delivered\s+1\s+1\s*$`, fmt.Sprintf(`port 4 \(pid %d\)`, os.Getpid()))
 }
+
+// TestIntegrationBoardInfoMapped: real gm_mappers on three hosts (two
+// dual-rail, one single-rail); gm_board_info on every host reports the
+// same mapper and version, a fully configured network, itself as "(this
+// node)", the mapper marked, routes "MAC via eth0/eth1", and gm_mapper
+// holding port 1; gm_counters reports the mapper's frames.
+func TestIntegrationBoardInfoMapped(t *testing.T) {
+	c := netns.New(t, netns.Options{Hosts: 3, Rails: 2, HostRails: [][]int{nil, nil, {0}}})
+	mapper, info := tool(t, "gm_mapper"), tool(t, "gm_board_info")
+	unit := func(h *netns.Host) string { return strings.Join(h.Ifaces, ",") }
+	for _, h := range c.Hosts {
+		p, err := h.Start(mapper, "--unit", unit(h), "--hostname", h.Name, "--state-dir", h.Dir,
+			"--hosts-file", filepath.Join(h.Dir, "lib", "hosts"), "--verify-interval", "250ms")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := p.Stop(); err != nil {
+				t.Errorf("%s gm_mapper: %v", h.Name, err)
+			}
+			if t.Failed() {
+				t.Logf("%s gm_mapper log:\n%s", h.Name, p.Output())
+			}
+		})
+	}
+	report := func(h *netns.Host) BoardInfo {
+		var bi BoardInfo
+		if err := json.Unmarshal([]byte(runOn(t, h, info, "--unit", unit(h), "--hostname", h.Name, "--state-dir", h.Dir, "--json")), &bi); err != nil {
+			t.Fatal(err)
+		}
+		return bi
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var reports []BoardInfo
+	for {
+		reports = reports[:0]
+		ok := true
+		for _, h := range c.Hosts {
+			bi := report(h)
+			reports = append(reports, bi)
+			ok = ok && bi.Configured && bi.Hosts == 3 && bi.MapVersion == reports[0].MapVersion
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not fully configured on every host after 30 s: %+v", reports)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// Both dual-rail hosts have a higher MAC than... whichever: the mapper
+	// is the same on all hosts and is one of them.
+	for i, bi := range reports {
+		if bi.Mapper != reports[0].Mapper || bi.NodeID == 0 || bi.ThisNode != c.Hosts[i].Name || !bi.Ports[gm.MapperPortID].Busy || bi.Ports[gm.MapperPortID].Program != "gm_mapper" {
+			t.Errorf("%s: %+v", c.Hosts[i].Name, bi)
+		}
+	}
+	out := runOn(t, c.Hosts[0], info, "--unit", unit(c.Hosts[0]), "--hostname", c.Hosts[0].Name, "--state-dir", c.Hosts[0].Dir)
+	h1, h2 := c.Hosts[1], c.Hosts[2]
+	mustMatch(t, out,
+		`(?m)^Network is fully configured\.$`, `(?m)^3 hosts\.$`, `(?m)^Mapper is `+regexp.QuoteMeta(reports[0].Mapper)+`\.$`,
+		`(?m)^This node is "host0" \(gmID \d+\)\.$`, `(?m)^\s+1: BUSY \d+ \(gm_mapper\)$`,
+		`\(this node\)`, `\(mapper\)`,
+		// host1 (dual-rail) is reached on both rails, host2 (single-rail,
+		// on switch 0) only through eth0.
+		regexp.QuoteMeta(h1.MACs[0].String()+" via eth0, "+h1.MACs[1].String()+" via eth1"),
+		`(?m)host2\s+`+regexp.QuoteMeta(h2.MACs[0].String()+" via eth0")+`( \(mapper\))?$`,
+	)
+	var cs Counters
+	if err := json.Unmarshal([]byte(runOn(t, c.Hosts[0], tool(t, "gm_counters"), "--unit", unit(c.Hosts[0]), "--json")), &cs); err != nil {
+		t.Fatal(err)
+	}
+	if cs.Mapper == nil || cs.Totals["mapper_maps_installed"] == 0 {
+		t.Fatalf("gm_counters: %+v", cs)
+	}
+}
+
+// Counters is the part of gm_counters --json the tests read.
+type Counters struct {
+	Totals map[string]uint64 `json:"totals"`
+	Mapper *struct {
+		PID int `json:"pid"`
+	} `json:"mapper"`
+}
