@@ -69,7 +69,7 @@ bench:
 demo:
 	@scripts/deps.sh demo
 	CGO_ENABLED=0 $(GO) build -o bin/ ./cmd/...
-	bin/egm-demo -bin bin
+	bin/egm-demo --bin bin
 
 ## wireshark-install: copy the dissector into your Wireshark plugin folder.
 wireshark-install:
