@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/gopacket/pcapgo"
+
 	"github.com/ethergm/ethergm/ctl"
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/mapper/driver"
@@ -401,4 +403,79 @@ func TestIntegrationMapperLeaderLeaves(t *testing.T) {
 			t.Errorf("the id of %s, which left, changed: %d, was %d", gone, e.ID, eb.ID)
 		}
 	}
+}
+
+// TestIntegrationMapperQuietWhenStable: once the network is configured and
+// nothing changes, every host's gm_mapper sends at most one frame per rail
+// per verification interval (its scout), counted in the pcapng capture
+// each gm_mapper writes (--pcap): no broadcast storms.
+func TestIntegrationMapperQuietWhenStable(t *testing.T) {
+	const interval = 200 * time.Millisecond
+	c := netns.New(t, netns.Options{Hosts: 4, Rails: 2, HostRails: [][]int{nil, nil, nil, {0}}})
+	pcaps := make([]string, len(c.Hosts))
+	procs := make([]*netns.Proc, len(c.Hosts))
+	for i, h := range c.Hosts {
+		pcaps[i] = filepath.Join(h.Dir, "mapper.pcapng")
+		p, err := h.Start(tool(t, "gm_mapper"), "--unit", unitOf(h), "--hostname", h.Name, "--state-dir", h.Dir,
+			"--hosts-file", filepath.Join(h.Dir, "lib", "hosts"), "--verify-interval", interval.String(), "--pcap", pcaps[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		procs[i] = p
+		t.Cleanup(func() { p.Stop() })
+	}
+	waitConfigured(t, c.Hosts, len(c.Hosts), 30*time.Second)
+	time.Sleep(3 * interval) // acks and route refreshes settle
+	from := time.Now()
+	const intervals = 15
+	time.Sleep(intervals * interval)
+	to := time.Now()
+	for _, p := range procs {
+		if err := p.Stop(); err != nil { // flushes and closes the capture
+			t.Fatal(err)
+		}
+	}
+	for i, h := range c.Hosts {
+		own := map[[6]byte]bool{}
+		for _, m := range h.MACs {
+			own[[6]byte(m)] = true
+		}
+		sent, err := countSent(pcaps[i], own, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One scout per rail per interval; one interval of slack for the
+		// window's edges.
+		limit := len(h.Ifaces) * (intervals + 1)
+		if sent > limit || sent < len(h.Ifaces)*(intervals-2) {
+			t.Errorf("%s sent %d mapper frames in %d intervals on %d rails, want about %d and at most %d",
+				h.Name, sent, intervals, len(h.Ifaces), len(h.Ifaces)*intervals, limit)
+		}
+		t.Logf("%s: %d mapper frames in %d intervals on %d rail(s)", h.Name, sent, intervals, len(h.Ifaces))
+	}
+}
+
+// countSent counts the frames of a pcapng capture sent from one of the MACs
+// own between from and to.
+func countSent(path string, own map[[6]byte]bool, from, to time.Time) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	n := 0
+	for {
+		data, ci, err := r.ReadPacketData()
+		if err != nil {
+			break
+		}
+		if len(data) >= 12 && own[[6]byte(data[6:12])] && !ci.Timestamp.Before(from) && ci.Timestamp.Before(to) {
+			n++
+		}
+	}
+	return n, nil
 }
