@@ -17,8 +17,11 @@ LDFLAGS = -X github.com/ethergm/ethergm/internal/cli.Version=$(VERSION)
 # The user-facing commands: every main package under cmd/.
 CMD_PKGS = $(shell $(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./cmd/...)
 COMMANDS = $(notdir $(CMD_PKGS))
+# install-mapper: where the systemd unit and the settings file go.
+SYSTEMD_UNIT_DIR ?= /lib/systemd/system
+SYSCONF_DIR ?= /etc
 
-.PHONY: all build install uninstall test fmt-check vet staticcheck build-check layering unit scale fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
+.PHONY: all build install install-mapper uninstall test fmt-check vet staticcheck build-check layering unit scale fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
 
 all: build
 
@@ -112,3 +115,17 @@ wireshark-example:
 ## clean-netns: remove namespaces and links left by killed test runs.
 clean-netns:
 	$(GO) run ./tests/netns/cmd/egm-netns-clean
+
+## install-mapper: gm_mapper in $(DESTDIR)$(PREFIX)/bin, its systemd unit and /etc/default/gm_mapper.
+install-mapper:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ ./cmd/gm_mapper
+	install -D -m 0755 bin/gm_mapper '$(BINDIR)/gm_mapper'
+	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/gm_mapper@.service >$(DESTDIR)$(SYSTEMD_UNIT_DIR)/gm_mapper@.service
+	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gm_mapper@.service
+	@if [ -e $(DESTDIR)$(SYSCONF_DIR)/default/gm_mapper ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONF_DIR)/default/gm_mapper"; \
+	else \
+		install -D -m 0644 dist/gm_mapper.conf $(DESTDIR)$(SYSCONF_DIR)/default/gm_mapper; \
+	fi
+	@echo "installed; start with: systemctl daemon-reload && systemctl enable --now gm_mapper@<unit>"

@@ -4,18 +4,23 @@
 //
 //  1. the link layer alone: a 64-byte ping-pong over the AF_PACKET rings
 //     (polling and blocking) and a stream of full frames;
-//  2. GM ports: the node map every host shares (what a mapper would write),
-//     `gm_allsize --verify` on one host (loopback through the local unit,
-//     every byte checked), and a two-host `gm_allsize` run, a server on the
-//     last host and the client on the first, across the switch;
-//  3. multi-rail: every host has two interfaces, each on its own switch;
-//     the same two-host run with the unit "eth0,eth1" stripes large
-//     messages over both rails, and the interfaces' counters show it.
+//  2. the mappers: gm_mapper on every host (all dual-rail but the last,
+//     which has one rail); they elect a mapper, which gives every host a
+//     node id and the map; gm_board_info prints the result once the network
+//     is fully configured;
+//  3. GM ports on the mappers' map: `gm_allsize --verify` on one host
+//     (loopback through the local unit, every byte checked), and a two-host
+//     `gm_allsize` run across the switch;
+//  4. multi-rail: the same two-host run with the unit "eth0,eth1" stripes
+//     large messages over both rails; the server's second rail is cut while
+//     it runs, and the new map, the routes and the transfer's result are
+//     printed; the rail comes back and the mappers remap again.
 //
 // It needs root (CAP_NET_ADMIN for the namespaces, CAP_NET_RAW for the
-// sockets) and a gm_allsize binary (--bin DIR, or built with `go build`).
-// Its options follow the convention of every EtherGM command (package
-// internal/cli): --help, --version, -v (every result line of gm_allsize).
+// sockets) and the gm_allsize, gm_mapper, gm_board_info and gm_counters
+// commands (--bin DIR, or built with `go build`). Its options follow the
+// convention of every EtherGM command (package internal/cli): --help,
+// --version, -v (every result line of gm_allsize).
 package main
 
 import (
@@ -23,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,9 +41,11 @@ import (
 func main() { os.Exit(run(os.Args[1:])) }
 
 const description = `Build a cluster of hosts in network namespaces on this machine, move real
-EtherGM frames between them (link-level ping-pong and streaming, then
-gm_allsize on one host and between two, then over two rails), print what
-was measured, and remove everything it made. It needs root.
+EtherGM frames between them (link-level ping-pong and streaming), start a
+gm_mapper on every host and print gm_board_info once they have mapped the
+network, run gm_allsize on one host and between two on the mappers' map,
+then over two rails while one is cut, print what was measured, and remove
+everything it made. It needs root.
 
 Exit status: 0 on success, 1 on a failure, 2 for a bad command line.`
 
@@ -54,17 +62,17 @@ func run(args []string) int {
 	var o options
 	c := cli.New("egm-demo", os.Stdout, os.Stderr)
 	c.Description(description)
-	c.Flags.IntVar(&o.hosts, "hosts", 3, "hosts in the cluster (one switch per rail), at least 2")
+	c.Flags.IntVar(&o.hosts, "hosts", 4, "hosts in the cluster (one switch per rail; the last has one rail), at least 3")
 	c.Flags.IntVar(&o.rounds, "rounds", 20000, "link-level ping-pong round trips")
 	c.Flags.DurationVar(&o.streamFor, "stream", 2*time.Second, "how long to stream full frames")
-	c.Flags.StringVar(&o.bin, "bin", "", "the directory `DIR` holding gm_allsize (default: next to egm-demo, else build it with go build)")
+	c.Flags.StringVar(&o.bin, "bin", "", "the directory `DIR` holding gm_allsize, gm_mapper, gm_board_info and gm_counters (default: next to egm-demo, else build them with go build)")
 	c.VerboseFlag(&o.verbose, "print every result line of gm_allsize, not only the first and last")
 	if code, done := c.Parse(args); done {
 		return code
 	}
 	switch {
-	case o.hosts < 2 || o.hosts > netns.MaxHosts:
-		return c.Usagef("invalid value \"%d\" for --hosts: want 2..%d", o.hosts, netns.MaxHosts)
+	case o.hosts < 3 || o.hosts > netns.MaxHosts:
+		return c.Usagef("invalid value \"%d\" for --hosts: want 3..%d", o.hosts, netns.MaxHosts)
 	case o.rounds < 10:
 		return c.Usagef("invalid value \"%d\" for --rounds: want at least 10", o.rounds)
 	case o.streamFor <= 0:
@@ -81,7 +89,11 @@ func run(args []string) int {
 
 func demo(o *options) error {
 	nhosts := o.hosts
-	c, err := netns.NewCluster(netns.Options{Hosts: nhosts, Rails: 2})
+	// Every host has two rails (one Linux bridge each), but the last, which
+	// has only eth0 (a single-rail host among dual-rail ones).
+	hostRails := make([][]int, nhosts)
+	hostRails[nhosts-1] = []int{0}
+	c, err := netns.NewCluster(netns.Options{Hosts: nhosts, Rails: 2, HostRails: hostRails})
 	if err != nil {
 		return err
 	}
@@ -97,12 +109,16 @@ func demo(o *options) error {
 		os.Exit(130)
 	}()
 
-	fmt.Printf("EtherGM demo: %d hosts in network namespaces, two rails each (one Linux bridge per rail)\n", nhosts)
+	fmt.Printf("EtherGM demo: %d hosts in network namespaces, two rails (one Linux bridge per rail); %s has one rail\n", nhosts, c.Hosts[nhosts-1].Name)
 	for _, h := range c.Hosts {
-		fmt.Printf("  %-6s netns %-22s %s %s, %s %s\n", h.Name, h.NS, h.Ifaces[0], h.MACs[0], h.Ifaces[1], h.MACs[1])
+		var ifs []string
+		for i := range h.Ifaces {
+			ifs = append(ifs, h.Ifaces[i]+" "+h.MACs[i].String())
+		}
+		fmt.Printf("  %-6s netns %-22s %s\n", h.Name, h.NS, strings.Join(ifs, ", "))
 	}
 
-	a, b := c.Hosts[0], c.Hosts[len(c.Hosts)-1]
+	a, b := c.Hosts[0], c.Hosts[1]
 	const port = 2
 	// SpinTime < 0: Wait sleeps in the kernel at once, so "blocking" below
 	// really measures a receiver woken by the kernel.

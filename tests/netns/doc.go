@@ -14,6 +14,10 @@
 //	eth1 ── veth ── egmIDh0r1 ─┐              ┌─ egmIDh1r1 ── veth ── eth1
 //	                           └── egmIDbr1 ──┘
 //
+// [Options.HostRails] plugs a host's interfaces into other switches: a
+// single-rail host among dual-rail ones ({0}), crossed rails ({1, 0}: the
+// host's eth0 on switch 1), or a rail on a switch of its own.
+//
 // With [Options.Direct], two hosts are joined by one veth pair per rail and
 // there is no switch. With [Options.Relay] (or [NewImpairedPair]) the two
 // hosts are joined through a user-space impairment relay (package

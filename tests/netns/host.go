@@ -78,6 +78,28 @@ func (h *Host) LinkUp(rail int) error {
 	return nil
 }
 
+// Replug moves the host's interface of rail to switch sw (a bridge of the
+// cluster, 0..Rails-1), as if its cable went to another switch: the
+// interface stays up, only the bridge it reaches changes. Hosts moved to
+// a switch of their own form a partition; moving them back heals it.
+// Host.Switches follows. Not for Direct or Relay clusters.
+func (h *Host) Replug(rail, sw int) error {
+	c := h.cluster
+	if c.Switch == nil || c.Opts.Relay != nil {
+		return fmt.Errorf("%s: no switches to replug into", h.Name)
+	}
+	if rail < 0 || rail >= len(h.Ifaces) || sw < 0 || sw >= c.Opts.Rails {
+		return fmt.Errorf("%s: no rail %d or switch %d", h.Name, rail, sw)
+	}
+	if _, err := ipCmd("-n", c.Switch.NS, "link", "set", portName(c.ID, h.Index, rail), "master", bridgeName(c.ID, sw)); err != nil {
+		return fmt.Errorf("%s: %w", h.Name, err)
+	}
+	c.mu.Lock()
+	h.Switches[rail] = sw
+	c.mu.Unlock()
+	return c.waitPorts([]string{portName(c.ID, h.Index, rail)}, time.Now().Add(linkUpTimeout))
+}
+
 // waitRunning waits until the interface of rail is running (operationally
 // up), or deadline.
 func (h *Host) waitRunning(rail int, deadline time.Time) error {

@@ -2,6 +2,7 @@ package netns
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -67,6 +68,11 @@ func TestOptions(t *testing.T) {
 		{in: Options{Hosts: MaxHosts + 1}, invalid: true},
 		{in: Options{Rails: MaxRails + 1}, invalid: true},
 		{in: Options{MTU: 20}, invalid: true},
+		{in: Options{Hosts: 2, Rails: 2, HostRails: [][]int{{1, 0}, nil}}, want: Options{Hosts: 2, Rails: 2, MTU: 1500, HostRails: [][]int{{1, 0}, nil}}},
+		{in: Options{Hosts: 2, Rails: 2, HostRails: [][]int{{2}}}, invalid: true},
+		{in: Options{Hosts: 2, Rails: 2, HostRails: [][]int{{}}}, invalid: true},
+		{in: Options{Hosts: 1, HostRails: [][]int{{0}, {0}}}, invalid: true},
+		{in: Options{Direct: true, HostRails: [][]int{{0}}}, invalid: true},
 	} {
 		got, err := tt.in.withDefaults()
 		if tt.invalid {
@@ -75,7 +81,7 @@ func TestOptions(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != tt.want {
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%+v: got %+v, %v; want %+v", tt.in, got, err, tt.want)
 		}
 	}

@@ -48,6 +48,14 @@ type Options struct {
 	// in-process impairment relay configured by *Relay; see
 	// [NewImpairedPair] and [Cluster.Relay].
 	Relay *relay.Config
+	// HostRails, if set, plugs hosts into switches other than one
+	// interface per switch: HostRails[i], when not nil, lists the switch
+	// (0..Rails-1) of each of host i's interfaces eth0, eth1, ... in
+	// order. So {1, 0} crosses a dual-rail host's rails (its eth0 on switch
+	// 1), {0} makes a single-rail host among dual-rail ones. Hosts without
+	// an entry (or with a nil one) have eth r on switch r. Not with Direct
+	// or Relay.
+	HostRails [][]int
 }
 
 // withDefaults validates o and fills in the defaults.
@@ -78,6 +86,26 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: Direct needs exactly 2 hosts, not %d", ErrOptions, o.Hosts)
 	case o.Relay != nil && (o.Hosts != 2 || o.Rails != 1):
 		return o, fmt.Errorf("%w: Relay needs exactly 2 hosts and 1 rail", ErrOptions)
+	case o.HostRails != nil && (o.Direct || o.Relay != nil):
+		return o, fmt.Errorf("%w: HostRails needs switches (not Direct or Relay)", ErrOptions)
+	case len(o.HostRails) > o.Hosts:
+		return o, fmt.Errorf("%w: HostRails has %d entries for %d hosts", ErrOptions, len(o.HostRails), o.Hosts)
+	}
+	for i, sw := range o.HostRails {
+		if sw == nil {
+			continue
+		}
+		if len(sw) > MaxRails {
+			return o, fmt.Errorf("%w: HostRails[%d] has %d interfaces (1..%d)", ErrOptions, i, len(sw), MaxRails)
+		}
+		if len(sw) == 0 {
+			return o, fmt.Errorf("%w: HostRails[%d] is empty (nil means the default)", ErrOptions, i)
+		}
+		for _, s := range sw {
+			if s < 0 || s >= o.Rails {
+				return o, fmt.Errorf("%w: HostRails[%d]: switch %d not in 0..%d", ErrOptions, i, s, o.Rails-1)
+			}
+		}
 	}
 	return o, nil
 }
@@ -121,8 +149,12 @@ type Host struct {
 	Ifaces []string
 	// MACs are the interfaces' MAC addresses, one per rail.
 	MACs []net.HardwareAddr
-	// Addrs are the interfaces' IPv4 addresses (198.18.rail.(i+1), prefix
-	// length 24), one per rail.
+	// Switches are the switch (bridge) of each interface, one per rail:
+	// Switches[r] is r unless [Options.HostRails] says otherwise.
+	Switches []int
+	// Addrs are the interfaces' IPv4 addresses (198.18.switch.(i+1),
+	// prefix length 24; the switch is the rail unless [Options.HostRails]
+	// says otherwise), one per rail.
 	Addrs []netip.Addr
 	// Dir is a per-host state directory (removed on Close) for host
 	// identity and state files.
@@ -279,10 +311,18 @@ func (c *Cluster) newHost(i int) (*Host, error) {
 		Dir:     filepath.Join(c.Dir, hostName(i)),
 		cluster: c,
 	}
-	for r := range c.Opts.Rails {
+	switches := make([]int, c.Opts.Rails)
+	for r := range switches {
+		switches[r] = r
+	}
+	if i < len(c.Opts.HostRails) && c.Opts.HostRails[i] != nil {
+		switches = c.Opts.HostRails[i]
+	}
+	for r, sw := range switches {
 		h.Ifaces = append(h.Ifaces, ifaceName(r))
 		h.MACs = append(h.MACs, hostMAC(c.ID, i, r))
-		h.Addrs = append(h.Addrs, hostPrefix(i, r).Addr())
+		h.Addrs = append(h.Addrs, hostPrefix(i, sw).Addr())
+		h.Switches = append(h.Switches, sw)
 	}
 	return h, os.Mkdir(h.Dir, 0o755)
 }
@@ -338,7 +378,7 @@ func (c *Cluster) build() error {
 		var lines []string
 		for r, ifn := range h.Ifaces {
 			lines = append(lines,
-				fmt.Sprintf("addr add %s dev %s", hostPrefix(h.Index, r), ifn),
+				fmt.Sprintf("addr add %s dev %s", hostPrefix(h.Index, h.Switches[r]), ifn),
 				fmt.Sprintf("link set %s up", ifn))
 		}
 		if err := ipBatch(h.NS, lines); err != nil {
@@ -371,11 +411,15 @@ func (c *Cluster) build() error {
 			br := bridgeName(c.ID, r)
 			c.Switch.Ifaces = append(c.Switch.Ifaces, br)
 			lines = append(lines, fmt.Sprintf("link add %s mtu %s type bridge stp_state 0 forward_delay 0", br, mtu))
-			for _, h := range c.Hosts {
+		}
+		for _, h := range c.Hosts {
+			for r, sw := range h.Switches {
 				p := portName(c.ID, h.Index, r)
-				lines = append(lines, fmt.Sprintf("link set %s master %s", p, br), "link set "+p+" up")
+				lines = append(lines, fmt.Sprintf("link set %s master %s", p, bridgeName(c.ID, sw)), "link set "+p+" up")
 			}
-			lines = append(lines, "link set "+br+" up")
+		}
+		for r := range o.Rails {
+			lines = append(lines, "link set "+bridgeName(c.ID, r)+" up")
 		}
 		if err := ipBatch(c.Switch.NS, lines); err != nil {
 			return fmt.Errorf("netns: switch: %w", err)

@@ -1,0 +1,50 @@
+// Package driver runs the sans-I/O mapper core (package mapper) over real
+// interfaces: it is the I/O half of the gm_mapper daemon (cmd/gm_mapper).
+//
+// # What a Driver does
+//
+// One Driver serves one unit (all its rails) in one network namespace:
+//
+//   - it holds the unit's mapper name (ctl.MapperName), so a second
+//     gm_mapper of the unit in the same namespace fails at once (ErrBusy,
+//     naming the holder's pid), and serves the status document on it
+//     (Status: the core's status plus pid, unit, interfaces, open ports,
+//     start time);
+//   - it opens one link (package gm/link) per rail that receives only
+//     mapper frames (target port 1), and hands every frame to the core's
+//     Input with the rail number, the position of the interface in the
+//     unit;
+//   - it runs the core's timers: a single goroutine sleeps in
+//     link.MultiWait until a frame arrives, the core's NextDeadline passes
+//     or the next poll is due;
+//   - every PollInterval it looks at each interface (present, its ifindex,
+//     IFF_UP and IFF_RUNNING) and tells the core about rails that went
+//     down or came back (SetRailUp); an interface that disappears has its
+//     links closed and reopened when it is back;
+//   - it writes each map the core installs to the map file atomically
+//     (nodemap.WriteFile), where ports read it, and persists the core's
+//     state (hosts table with node ids, last map version) to the hosts
+//     file, atomically as well;
+//   - it answers for ports that are not open (see below).
+//
+// # Closed ports
+//
+// GM answers a message for a port that is not open with a PORT_CLOSED
+// nack, so the sender's send fails at once with
+// GM_SEND_TARGET_PORT_CLOSED. While some port of the unit is open, that
+// port answers (gm's lowest open port); a host where only the mapper runs
+// has nobody else to do it. So every PollInterval the Driver looks which of
+// the unit's ports are open (the ports' abstract sockets, ctl.PortName,
+// listed in the namespace's /proc/net/unix), and
+// keeps on each rail a second link whose port mask is exactly the ports
+// that are closed (reopened when that set changes). An OPEN (the start of
+// a session) or a data frame (or PUT, GET, GOT) that arrives there for
+// this host's node id is answered with a
+// NACK PORT_CLOSED that echoes what the sender's stream needs (its session,
+// the frame's sequence number, priority flag and ports), after checking
+// once more, with ctl.Owner, that the port did not open meanwhile. Answers
+// are rate-limited.
+//
+// A Driver is not safe for concurrent use except for Status and Stop,
+// which may be called from any goroutine.
+package driver

@@ -1,0 +1,481 @@
+//go:build linux
+
+package mapper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket/pcapgo"
+
+	"github.com/ethergm/ethergm/ctl"
+	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/mapper/driver"
+	"github.com/ethergm/ethergm/nodemap"
+	"github.com/ethergm/ethergm/tests/netns"
+)
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// tool builds the commands the tests run (once) and returns name's path.
+func tool(t testing.TB, name string) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "egm-mapper-test-")
+		if buildErr != nil {
+			return
+		}
+		for _, cmd := range []string{"gm_mapper", "gm_allsize"} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, cmd), "github.com/ethergm/ethergm/cmd/"+cmd).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("go build %s: %v: %s", cmd, err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return filepath.Join(buildDir, name)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+func unitOf(h *netns.Host) string { return strings.Join(h.Ifaces, ",") }
+
+// startMapper starts h's gm_mapper; the test stops it by pid at its end.
+func startMapper(t *testing.T, h *netns.Host) *netns.Proc {
+	t.Helper()
+	p, err := h.Start(tool(t, "gm_mapper"), "--unit", unitOf(h), "--hostname", h.Name, "--state-dir", h.Dir,
+		"--hosts-file", filepath.Join(h.Dir, "lib", "hosts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("%s gm_mapper log:\n%s", h.Name, tail(p.Output(), 40))
+		}
+	})
+	return p
+}
+
+func tail(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}
+
+func status(h *netns.Host) (driver.Status, error) {
+	var st driver.Status
+	err := h.Do(func() error {
+		_, err := ctl.Query(ctl.MapperName(h.Ifaces[0]), &st)
+		return err
+	})
+	return st, err
+}
+
+func readMap(h *netns.Host) (*nodemap.Map, error) {
+	data, err := os.ReadFile(filepath.Join(h.Dir, "map"))
+	if err != nil {
+		return nil, err
+	}
+	return nodemap.Parse(data)
+}
+
+// waitConfigured waits until the mappers of hosts report the same map
+// version with n hosts, fully configured, and returns it.
+func waitConfigured(t *testing.T, hosts []*netns.Host, n int, timeout time.Duration) uint32 {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var v uint32
+		ok := true
+		for i, h := range hosts {
+			st, err := status(h)
+			if err != nil || !st.Configured || st.Hosts != n || (i > 0 && st.MapVersion != v) {
+				ok = false
+				break
+			}
+			v = st.MapVersion
+		}
+		if ok {
+			return v
+		}
+		if time.Now().After(deadline) {
+			for _, h := range hosts {
+				st, err := status(h)
+				t.Logf("%s: %+v %v", h.Name, st, err)
+			}
+			t.Fatalf("not fully configured with %d hosts after %v", n, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestIntegrationMapperVerifiedAcrossRemaps runs a verified multi-rail
+// gm_allsize transfer between two hosts while a third host's and the
+// server's second rails go down and up again: at least five new map
+// versions are installed under the running ports, and no message is lost,
+// duplicated or corrupted (gm_allsize --verify checks every byte of every
+// message against its sequence number on both sides).
+func TestIntegrationMapperVerifiedAcrossRemaps(t *testing.T) {
+	c := netns.New(t, netns.Options{Hosts: 3, Rails: 2})
+	for _, h := range c.Hosts {
+		startMapper(t, h)
+	}
+	v0 := waitConfigured(t, c.Hosts, 3, 30*time.Second)
+	a, b, x := c.Hosts[0], c.Hosts[1], c.Hosts[2]
+	allsize := tool(t, "gm_allsize")
+	args := func(h *netns.Host, more ...string) []string {
+		return append([]string{"--hostname", h.Name, "--state-dir", h.Dir, "--unit", unitOf(h)}, more...)
+	}
+	srv, err := b.Start(allsize, args(b, "--serve", "--once")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	for !strings.Contains(srv.Output(), "serving on") {
+		select {
+		case <-srv.Done():
+			t.Fatalf("server exited: %s", srv.Output())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := a.CommandContext(ctx, allsize, args(a, "--remote-host", b.Name, "--verify", "--priority", "both",
+			"--lengths", "64k,1M", "--iterations", "3000", "--max-bytes", "64M", "--timeout", "60s")...).CombinedOutput()
+		done <- result{string(out), err}
+	}()
+
+	// Five changes, each waited for on every host: x's eth1 down, up; b's
+	// eth1 down, up; x's eth1 down again.
+	changes := []struct {
+		h    *netns.Host
+		down bool
+	}{{x, true}, {x, false}, {b, true}, {b, false}, {x, true}}
+	versions := map[uint32]bool{v0: true}
+	last := v0
+	for i, ch := range changes {
+		time.Sleep(500 * time.Millisecond)
+		var err error
+		if ch.down {
+			err = ch.h.LinkDown(1)
+		} else {
+			err = ch.h.LinkUp(1)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			m, err := readMap(a)
+			if err == nil && m.Version != last {
+				last = m.Version
+				versions[last] = true
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("change %d (%s eth1 down=%v): no new map on %s within 20 s", i, ch.h.Name, ch.down, a.Name)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the transfer ended before change %d: %v\n%s", i, r.err, r.out)
+		default:
+		}
+	}
+	if len(versions) < 6 {
+		t.Fatalf("only %d map versions seen: %v", len(versions), versions)
+	}
+	r := <-done
+	if r.err != nil || !strings.Contains(r.out, "result: PASS") || !strings.Contains(r.out, " 0 data errors") || !strings.Contains(r.out, " 0 failed sends") {
+		t.Fatalf("the transfer across %d remaps failed: %v\n%s\nserver:\n%s", len(versions)-1, r.err, r.out, srv.Output())
+	}
+	t.Logf("%d map versions installed under the running transfer:\n%s", len(versions)-1, tail(r.out, 8))
+}
+
+// TestIntegrationMapperPortClosedAndGone: a host whose mapper runs but that
+// has no port open answers at once (SendTargetPortClosed, not a timeout);
+// once that host leaves the network (its mapper and links gone), the new
+// map drops it and a send to it fails with SendTargetNodeUnreachable,
+// within the send timeout, never hanging.
+func TestIntegrationMapperPortClosedAndGone(t *testing.T) {
+	c := netns.New(t, netns.Options{Hosts: 3})
+	procs := make([]*netns.Proc, len(c.Hosts))
+	for i, h := range c.Hosts {
+		procs[i] = startMapper(t, h)
+	}
+	waitConfigured(t, c.Hosts, 3, 30*time.Second)
+	// a sends to b; both are followers, so that b's leaving is noticed by
+	// the mapper in charge (a leader leaving is TestIntegrationMapperLeaderLeaves).
+	var a, b *netns.Host
+	bi := -1
+	for i, h := range c.Hosts {
+		st, err := status(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case st.Leader:
+		case a == nil:
+			a = h
+		default:
+			b, bi = h, i
+		}
+	}
+	if a == nil || b == nil {
+		t.Fatal("no two followers")
+	}
+	m, err := readMap(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, ok := m.ByHost(b.Name)
+	if !ok {
+		t.Fatalf("%s not in the map", b.Name)
+	}
+	var p *gm.Port
+	if err := a.Do(func() (err error) {
+		p, err = gm.Open("eth0", 2, "closed-test", &gm.Config{Host: a.Name, StateDir: a.Dir, LivenessTimeout: 5 * time.Second})
+		return
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	send := func() (gm.Status, time.Duration) {
+		t.Helper()
+		done := make(chan gm.Status, 1)
+		msg := []byte("hello")
+		start := time.Now()
+		if err := p.SendWithCallback(msg, 7, len(msg), gm.LowPriority, eb.ID, 5, func(_ *gm.Port, _ any, s gm.Status) { done <- s }, nil); err != nil {
+			if errors.Is(err, gm.ErrUnknownNode) {
+				// No route to the node any more: refused at once.
+				return gm.SendTargetNodeUnreachable, time.Since(start)
+			}
+			t.Fatal(err)
+		}
+		for {
+			select {
+			case s := <-done:
+				return s, time.Since(start)
+			default:
+			}
+			if e := p.Receive(); e.Type != gm.NoRecvEvent {
+				p.Unknown(e)
+			}
+			if time.Since(start) > 60*time.Second {
+				t.Fatal("send neither completed nor failed within 60 s")
+			}
+		}
+	}
+	st, took := send()
+	if st != gm.SendTargetPortClosed || took > 2*time.Second {
+		t.Fatalf("send to a host with no port open: %v after %v, want SendTargetPortClosed at once", st, took)
+	}
+	if err := p.ResumeSending(gm.LowPriority, eb.ID, 5, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	// b leaves: its mapper stops and its link goes down. A send started
+	// at once, on the old map, fails within the liveness timeout (5 s).
+	procs[bi].Stop()
+	if err := b.LinkDown(0); err != nil {
+		t.Fatal(err)
+	}
+	st, took = send()
+	if st != gm.SendTargetNodeUnreachable || took > 15*time.Second {
+		t.Fatalf("send to a host that just left: %v after %v, want SendTargetNodeUnreachable within the send timeout", st, took)
+	}
+	t.Logf("in flight when the host left: unreachable after %v", took)
+	if err := p.ResumeSending(gm.LowPriority, eb.ID, 5, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitUnrouted(t, a, b.Name, 20*time.Second)
+	time.Sleep(2 * gm.DefaultMapPoll) // the port takes the new map
+	st, took = send()
+	if st != gm.SendTargetNodeUnreachable || took > 15*time.Second {
+		t.Fatalf("send to a host that left: %v after %v, want SendTargetNodeUnreachable", st, took)
+	}
+	t.Logf("PORT_CLOSED answered by the mapper; after the remap, unreachable %v after the send", took)
+}
+
+// waitUnrouted waits until h's map has no route to host name (a host that
+// left keeps its node id reserved, and may stay listed, but unrouted).
+func waitUnrouted(t *testing.T, h *netns.Host, name string, timeout time.Duration) *nodemap.Map {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		m, err := readMap(h)
+		if err == nil {
+			e, ok := m.ByHost(name)
+			if !ok || len(m.RoutesTo(e.ID)) == 0 {
+				return m
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s's map still routes to %s %v after it left", h.Name, name, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestIntegrationMapperLeaderLeaves: the host of the mapper in charge
+// leaves (its gm_mapper stops, its link goes down); another mapper takes
+// over, the hosts keep their node ids, and the host that left is dropped
+// from the map (its id stays reserved).
+func TestIntegrationMapperLeaderLeaves(t *testing.T) {
+	c := netns.New(t, netns.Options{Hosts: 3})
+	procs := make([]*netns.Proc, len(c.Hosts))
+	for i, h := range c.Hosts {
+		procs[i] = startMapper(t, h)
+	}
+	waitConfigured(t, c.Hosts, 3, 30*time.Second)
+	li := -1
+	var rest []*netns.Host
+	for i, h := range c.Hosts {
+		st, err := status(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Leader {
+			li = i
+		} else {
+			rest = append(rest, h)
+		}
+	}
+	if li < 0 {
+		t.Fatal("no leader")
+	}
+	before, err := readMap(rest[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs[li].Stop()
+	if err := c.Hosts[li].LinkDown(0); err != nil {
+		t.Fatal(err)
+	}
+	gone := c.Hosts[li].Name
+	after := waitUnrouted(t, rest[0], gone, 30*time.Second)
+	waitUnrouted(t, rest[1], gone, 30*time.Second)
+	for _, h := range rest {
+		st, err := status(h)
+		if err != nil || st.Mapper == nodemap.FormatMAC(before.Mapper) {
+			t.Errorf("%s: mapper still %s after it left (%v)", h.Name, st.Mapper, err)
+		}
+	}
+	for _, h := range rest {
+		eb, _ := before.ByHost(h.Name)
+		ea, ok := after.ByHost(h.Name)
+		if !ok || ea.ID != eb.ID {
+			t.Errorf("%s: id %d before, %d (%v) after the leader left", h.Name, eb.ID, ea.ID, ok)
+		}
+	}
+	if e, ok := after.ByHost(gone); ok {
+		if eb, _ := before.ByHost(gone); e.ID != eb.ID {
+			t.Errorf("the id of %s, which left, changed: %d, was %d", gone, e.ID, eb.ID)
+		}
+	}
+}
+
+// TestIntegrationMapperQuietWhenStable: once the network is configured and
+// nothing changes, every host's gm_mapper sends at most one frame per rail
+// per verification interval (its scout), counted in the pcapng capture
+// each gm_mapper writes (--pcap): no broadcast storms.
+func TestIntegrationMapperQuietWhenStable(t *testing.T) {
+	const interval = 200 * time.Millisecond
+	c := netns.New(t, netns.Options{Hosts: 4, Rails: 2, HostRails: [][]int{nil, nil, nil, {0}}})
+	pcaps := make([]string, len(c.Hosts))
+	procs := make([]*netns.Proc, len(c.Hosts))
+	for i, h := range c.Hosts {
+		pcaps[i] = filepath.Join(h.Dir, "mapper.pcapng")
+		p, err := h.Start(tool(t, "gm_mapper"), "--unit", unitOf(h), "--hostname", h.Name, "--state-dir", h.Dir,
+			"--hosts-file", filepath.Join(h.Dir, "lib", "hosts"), "--verify-interval", interval.String(), "--pcap", pcaps[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		procs[i] = p
+		t.Cleanup(func() { p.Stop() })
+	}
+	waitConfigured(t, c.Hosts, len(c.Hosts), 30*time.Second)
+	time.Sleep(3 * interval) // acks and route refreshes settle
+	from := time.Now()
+	const intervals = 15
+	time.Sleep(intervals * interval)
+	to := time.Now()
+	for _, p := range procs {
+		if err := p.Stop(); err != nil { // flushes and closes the capture
+			t.Fatal(err)
+		}
+	}
+	for i, h := range c.Hosts {
+		own := map[[6]byte]bool{}
+		for _, m := range h.MACs {
+			own[[6]byte(m)] = true
+		}
+		sent, err := countSent(pcaps[i], own, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One scout per rail per interval; one interval of slack for the
+		// window's edges.
+		limit := len(h.Ifaces) * (intervals + 1)
+		if sent > limit || sent < len(h.Ifaces)*(intervals-2) {
+			t.Errorf("%s sent %d mapper frames in %d intervals on %d rails, want about %d and at most %d",
+				h.Name, sent, intervals, len(h.Ifaces), len(h.Ifaces)*intervals, limit)
+		}
+		t.Logf("%s: %d mapper frames in %d intervals on %d rail(s)", h.Name, sent, intervals, len(h.Ifaces))
+	}
+}
+
+// countSent counts the frames of a pcapng capture sent from one of the MACs
+// own between from and to.
+func countSent(path string, own map[[6]byte]bool, from, to time.Time) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	n := 0
+	for {
+		data, ci, err := r.ReadPacketData()
+		if err != nil {
+			break
+		}
+		if len(data) >= 12 && own[[6]byte(data[6:12])] && !ci.Timestamp.Before(from) && ci.Timestamp.Before(to) {
+			n++
+		}
+	}
+	return n, nil
+}
