@@ -170,6 +170,8 @@ func portCounters(p gm.PortInfo) map[string]uint64 {
 		"nacks_received":          s.NacksReceived,
 		"messages_delivered":      s.Delivered,
 		"drop_crc_error":          l.CRCErrors,
+		"drop_auth_failure":       l.AuthFailures,
+		"drop_foreign_partition":  l.ForeignPartition,
 		"drop_malformed":          l.Malformed + s.Malformed,
 		"drop_kernel_ring_full":   l.KernelDrops,
 		"drop_duplicate":          s.Duplicates,

@@ -56,9 +56,11 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/internal/cli"
 	"github.com/ethergm/ethergm/mapper"
 	"github.com/ethergm/ethergm/mapper/driver"
+	"github.com/ethergm/ethergm/wire/auth"
 )
 
 // Defaults of the file locations.
@@ -84,6 +86,8 @@ func main() {
 type options struct {
 	unit, host, stateDir, mapFile, hostsFile, pidFile string
 	logFormat                                         string
+	keyFile                                           string // --cluster-key-file
+	partition                                         uint16
 	level                                             uint8
 	numPasses, verbose                                int
 	verify                                            time.Duration
@@ -121,6 +125,7 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- *driver.Driver) i
 	c.Flags.StringVar(&o.hostsFile, "hosts-file", "", "the persistent hosts `FILE`: node ids and the last map version (default: $"+EnvHostsFile+", else "+DefaultLibDir+"/UNIT.hosts)")
 	c.Flags.StringVar(&o.pidFile, "daemon-pid-file", "", "write the process id to `FILE` (removed on exit)")
 	pcap := c.PcapFlag()
+	c.ClusterKeyFlags(&o.keyFile, &o.partition)
 	c.Flags.StringVar(&o.logFormat, "log-format", "text", "log `FORMAT`: text or json")
 	c.VerboseFlag(&o.verbose, "log debug messages too")
 	if code, done := c.Parse(args); done {
@@ -198,11 +203,17 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- *driver.Driver) i
 	}
 	defer w.Close()
 
+	var keyAuth *auth.Authenticator
+	if o.keyFile != "" {
+		if keyAuth, err = link.LoadAuth(o.keyFile, o.partition); err != nil {
+			return startFail(fmt.Errorf("%w: --cluster-key-file: %w", gm.InvalidParameter, err), "")
+		}
+	}
 	d, err := driver.New(driver.Config{
 		Unit: unit.Name, Interfaces: unit.Interfaces, Host: o.host,
 		Level: o.level, NumPasses: o.numPasses, VerifyInterval: o.verify,
 		MapFile: o.mapFile, HostsFile: o.hostsFile,
-		Tap: w.TapFunc(), Logger: log,
+		Tap: w.TapFunc(), Logger: log, Auth: keyAuth,
 	})
 	if err != nil {
 		if errors.Is(err, driver.ErrBusy) {

@@ -17,6 +17,7 @@ import (
 	"github.com/ethergm/ethergm/mapper"
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/wire"
+	"github.com/ethergm/ethergm/wire/auth"
 )
 
 // MapperPort is GM_MAPPER_PORT_ID: the target port of every mapper frame.
@@ -91,6 +92,10 @@ type Config struct {
 	// Tap, if set, sees every frame the Driver's links send and receive
 	// (a pcap writer's Tap).
 	Tap func(frame []byte, outgoing bool)
+	// Auth, if set, is the cluster key its links seal and check every
+	// frame with (link.Config.Auth); nil means the key of
+	// $ETHERGM_CLUSTER_KEY_FILE, if any (docs/SECURITY.md).
+	Auth *auth.Authenticator
 	// Logger receives the Driver's log; nil means slog.Default().
 	Logger *slog.Logger
 	// NewCore builds the core; nil means mapper.New.

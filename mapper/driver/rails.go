@@ -30,6 +30,7 @@ func (d *Driver) linkConfig(ports link.PortMask, blocks int) *link.Config {
 		RxBlocks:  blocks,
 		TxFrames:  txFrames,
 		Tap:       d.cfg.Tap,
+		Auth:      d.cfg.Auth,
 	}
 }
 
