@@ -1096,3 +1096,44 @@ func TestIntegrationMapperSteadyStateCapture(t *testing.T) {
 	t.Logf("steady state, %v captured on %s: %d mapper frames from %d interfaces (at most %d SCOUTs each, nothing else)",
 		to.Sub(from).Round(time.Millisecond), hs[0].Name, total, len(counts), limit)
 }
+
+// TestIntegrationMapperClusterKey: two hosts whose mappers share a cluster
+// key map each other; a third host without the key, at a higher mapper
+// level (it would win every election), is never heard: it neither joins
+// their map nor becomes their mapper. (It hears them, a host without a key
+// checks nothing, but its CONFIG frames are dropped: it never configures
+// them.)
+func TestIntegrationMapperClusterKey(t *testing.T) {
+	hs := newCluster(t, netns.Options{Hosts: 3})
+	key := filepath.Join(t.TempDir(), "cluster.key")
+	if err := os.WriteFile(key, []byte("mapper-cluster-key-0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hs[2].start(t, "--level", "9")
+	hs[0].start(t, "--cluster-key-file", key, "--partition", "3")
+	hs[1].start(t, "--cluster-key-file", key, "--partition", "3")
+	v := waitConfigured(t, hs[:2], 20*time.Second)
+	l := leader(t, hs[:2])
+	time.Sleep(500 * time.Millisecond) // scouts of host2 keep coming
+	if _, why := configured(hs[:2]); why != "" {
+		t.Fatalf("the keyed hosts lost their map: %s", why)
+	}
+	for _, h := range hs[:2] {
+		st, err := h.status()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mapper == hs[2].MACs[0].String() {
+			t.Fatalf("%s follows the map of the host without the key", h.Name)
+		}
+		if _, ok := ids(t, h)[hs[2].Name]; ok {
+			t.Fatalf("%s's map lists the host without the key", h.Name)
+		}
+	}
+	st2, _ := hs[2].status()
+	if st2.Configured {
+		t.Fatalf("the host without the key configured the keyed hosts: %+v", st2)
+	}
+	t.Logf("keyed hosts: map version %d by %s; the host without the key: leader %v, map version %d, configured %v",
+		v, l.Name, st2.Leader, st2.MapVersion, st2.Configured)
+}
