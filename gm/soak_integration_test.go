@@ -55,7 +55,7 @@ func TestIntegrationSoak(t *testing.T) {
 	}})
 	r := c.Relay()
 	m := writeMap(t, c)
-	tc := startTraffic(t, c, func(h *netns.Host) *gm.Config { return testConfig(h, m) }, 3, soakSizeMax)
+	tc := startTraffic(t, c, nil, func(h *netns.Host) *gm.Config { return testConfig(h, m) }, 3, soakSizeMax)
 
 	set := func(imp relay.Impairment) {
 		for i := range c.Hosts {

@@ -93,12 +93,15 @@ type trafficCluster struct {
 	nodes []*trafficNode
 }
 
-// startTraffic opens trafficPort on every host of c with cfg (per host),
-// provides buffers for sizes minSize..maxSize and starts every port's
-// event loop. Nothing is sent until run.
-func startTraffic(t *testing.T, c *netns.Cluster, cfg func(h *netns.Host) *gm.Config, minSize, maxSize uint8) *trafficCluster {
+// startTraffic opens trafficPort on hosts (every host of c if nil) with
+// cfg (per host), provides buffers for sizes minSize..maxSize and starts
+// every port's event loop. Nothing is sent until run.
+func startTraffic(t *testing.T, c *netns.Cluster, hosts []*netns.Host, cfg func(h *netns.Host) *gm.Config, minSize, maxSize uint8) *trafficCluster {
 	tc := &trafficCluster{t: t, c: c}
-	for _, h := range c.Hosts {
+	if hosts == nil {
+		hosts = c.Hosts
+	}
+	for _, h := range hosts {
 		n := &trafficNode{host: h, min: minSize, max: maxSize, next: map[uint32]uint32{}, sent: map[uint32]uint32{}}
 		n.p = openPort(t, h, trafficPort, cfg(h))
 		n.node = n.p.NodeID()
@@ -240,42 +243,65 @@ func (tc *trafficCluster) totals() trafficTotals {
 // and every message to arrive, and checks that each stream delivered
 // exactly what was sent, in order, with every send a Success.
 func (tc *trafficCluster) run(what string, d time.Duration, more func() bool) {
+	tc.t.Helper()
+	stop := tc.start(what)
+	start := time.Now()
+	// Run for d, then until more says enough, at most 10 minutes more.
+	for time.Since(start) < d || (more != nil && more() && time.Since(start) < d+10*time.Minute) {
+		time.Sleep(100 * time.Millisecond)
+		if tc.totals().DataErrors > 0 {
+			break
+		}
+	}
+	stop()
+}
+
+// while runs fn while every node sends, then stops, drains and checks as
+// run does.
+func (tc *trafficCluster) while(what string, fn func()) {
+	tc.t.Helper()
+	stop := tc.start(what)
+	defer stop()
+	fn()
+}
+
+// start starts sending on every node; the function it returns stops,
+// drains and checks (once).
+func (tc *trafficCluster) start(what string) func() {
 	t := tc.t
-	t.Helper()
-	stop := make(chan struct{})
+	stopc := make(chan struct{})
 	var wg sync.WaitGroup
-	errc := make(chan error, len(tc.nodes))
+	var mu sync.Mutex
+	var errs []error
 	seed := uint64(time.Now().UnixNano())
 	for _, n := range tc.nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := n.sendLoop(tc, stop, seed); err != nil {
-				errc <- err
+			if _, err := n.sendLoop(tc, stopc, seed); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
 			}
 		}()
 	}
 	start := time.Now()
 	s0 := tc.totals()
-	// Run for d, then until more says enough, at most 10 minutes more.
-	for time.Since(start) < d || (more != nil && more() && time.Since(start) < d+10*time.Minute) {
-		select {
-		case err := <-errc:
-			close(stop)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.Helper()
+			close(stopc)
 			wg.Wait()
-			t.Fatalf("%s: %v", what, err)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if tc.totals().DataErrors > 0 {
-			break
-		}
+			if len(errs) > 0 {
+				t.Fatalf("%s: %v", what, errs)
+			}
+			tc.drain(what)
+			s := tc.totals()
+			t.Logf("%s: %v: %d messages (%d KiB) sent and verified (%d in all so far)", what, time.Since(start).Round(time.Millisecond),
+				s.Received-s0.Received, (s.Bytes-s0.Bytes)>>10, s.Received)
+		})
 	}
-	close(stop)
-	wg.Wait()
-	tc.drain(what)
-	s := tc.totals()
-	t.Logf("%s: %v: %d messages (%d KiB) sent and verified (%d in all so far)", what, time.Since(start).Round(time.Millisecond),
-		s.Received-s0.Received, (s.Bytes-s0.Bytes)>>10, s.Received)
 }
 
 // drain waits until every send completed and every message sent arrived,
