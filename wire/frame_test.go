@@ -72,6 +72,28 @@ var golden = []struct {
 			"00000008" + "00000000" + "0008" + "0000" + "0a1ba8d1" +
 			"0000010000001000" + "deadbeef00010203",
 	},
+	{
+		name: "OPEN",
+		dst:  macB, src: macA,
+		f: HeaderFields{Type: TypeOpen, TargetPort: 4, SourcePort: 2,
+			TargetNode: 2, SourceNode: 1, Session: 0x0a0b0c0d, Ack: 0x01020304},
+		crc: 0x91790c54,
+		hex: "020000000002" + "020000000001" + "88b5" +
+			"01" + "0b" + "04" + "02" + "0000" + "00" + "00" +
+			"00000002" + "00000001" + "0a0b0c0d" + "00000000" + "01020304" +
+			"00000000" + "00000000" + "0000" + "0000" + "91790c54",
+	},
+	{
+		name: "OPEN_ACK",
+		dst:  macA, src: macB,
+		f: HeaderFields{Type: TypeOpenAck, TargetPort: 2, SourcePort: 4, Flags: FlagAckValid,
+			TargetNode: 1, SourceNode: 2, Session: 0x0a0b0c0d, Seq: 0x6b8b4567, Ack: 7},
+		crc: 0xffb5c844,
+		hex: "020000000001" + "020000000002" + "88b5" +
+			"01" + "0c" + "02" + "04" + "0004" + "00" + "00" +
+			"00000001" + "00000002" + "0a0b0c0d" + "6b8b4567" + "00000007" +
+			"00000000" + "00000000" + "0000" + "0000" + "ffb5c844",
+	},
 }
 
 // refCRC32C is a bitwise CRC32C (reflected polynomial 0x82F63B78) written
@@ -312,7 +334,7 @@ func TestParseFrameErrors(t *testing.T) {
 		{"version 0", mod(good, func(b []byte) { b[14] = 0 }), EtherType, ErrVersion},
 		{"version 2", mod(good, func(b []byte) { b[14] = 2 }), EtherType, ErrVersion},
 		{"type 0", mod(good, func(b []byte) { b[15] = 0 }), EtherType, ErrUnknownType},
-		{"type 11", mod(good, func(b []byte) { b[15] = 11 }), EtherType, ErrUnknownType},
+		{"type 13", mod(good, func(b []byte) { b[15] = 13 }), EtherType, ErrUnknownType},
 		{"type 0x24", mod(good, func(b []byte) { b[15] = 0x24 }), EtherType, ErrUnknownType},
 		{"payload cut", good[:len(good)-1], EtherType, ErrLength},
 		{"payload length too big", mod(good, func(b []byte) { b[14+OffPayloadLen] = 0xff }), EtherType, ErrLength},
@@ -469,7 +491,9 @@ func TestTypes(t *testing.T) {
 		{TypeGet, "GET", true, false, true, false, true},
 		{TypeGot, "GOT", true, false, true, false, true},
 		{TypeDatagram, "DATAGRAM", false, false, false, false, true},
-		{11, "Type(0x0b)", false, false, false, false, false},
+		{TypeOpen, "OPEN", false, false, false, false, true},
+		{TypeOpenAck, "OPEN_ACK", false, false, false, false, true},
+		{13, "Type(0x0d)", false, false, false, false, false},
 		{0x1f, "Type(0x1f)", false, false, false, false, false},
 		{TypeScout, "SCOUT", false, false, false, true, true},
 		{TypeScoutReply, "SCOUT_REPLY", false, false, false, true, true},
@@ -495,7 +519,7 @@ func TestTypes(t *testing.T) {
 		}
 	}
 	ts := Types()
-	if len(ts) != n || n != 14 {
+	if len(ts) != n || n != 16 {
 		t.Fatalf("Types() has %d, %d valid values", len(ts), n)
 	}
 	for i, typ := range ts {

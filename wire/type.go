@@ -34,6 +34,15 @@ const (
 	// TypeDatagram carries an unreliable single-frame message: no ack, no
 	// retransmission, no ordering.
 	TypeDatagram Type = 10
+	// TypeOpen asks the receiver of a stream to start a new session (the
+	// frame's Session) in place of the previous one (the frame's Ack field):
+	// the first step of the session handshake.
+	TypeOpen Type = 11
+	// TypeOpenAck answers a TypeOpen, sent to the MAC the node map gives for
+	// the stream's sender: it carries the new session's first sequence
+	// number (Seq), chosen by the receiver, and, with FlagAckValid, the
+	// cumulative ack of the previous session (Ack).
+	TypeOpenAck Type = 12
 	// TypeScout is broadcast by a mapper to discover hosts; its payload is a
 	// HostInfo body describing the mapper.
 	TypeScout Type = 0x20
@@ -59,6 +68,8 @@ var typeNames = [...]string{
 	TypeGet:        "GET",
 	TypeGot:        "GOT",
 	TypeDatagram:   "DATAGRAM",
+	TypeOpen:       "OPEN",
+	TypeOpenAck:    "OPEN_ACK",
 	TypeScout:      "SCOUT",
 	TypeScoutReply: "SCOUT_REPLY",
 	TypeConfig:     "CONFIG",
@@ -67,7 +78,7 @@ var typeNames = [...]string{
 
 var allTypes = []Type{
 	TypeData, TypeDataFirst, TypeDataMiddle, TypeDataLast, TypeAck, TypeNack,
-	TypePut, TypeGet, TypeGot, TypeDatagram,
+	TypePut, TypeGet, TypeGot, TypeDatagram, TypeOpen, TypeOpenAck,
 	TypeScout, TypeScoutReply, TypeConfig, TypeConfigAck,
 }
 

@@ -47,6 +47,8 @@ local TYPE_PUT = 7
 local TYPE_GET = 8
 local TYPE_GOT = 9
 local TYPE_DATAGRAM = 10
+local TYPE_OPEN = 11
+local TYPE_OPEN_ACK = 12
 local TYPE_SCOUT = 0x20
 local TYPE_SCOUT_REPLY = 0x21
 local TYPE_CONFIG = 0x22
@@ -63,6 +65,8 @@ local type_names = {
     [TYPE_GET] = "GET",
     [TYPE_GOT] = "GOT",
     [TYPE_DATAGRAM] = "DATAGRAM",
+    [TYPE_OPEN] = "OPEN",
+    [TYPE_OPEN_ACK] = "OPEN_ACK",
     [TYPE_SCOUT] = "SCOUT",
     [TYPE_SCOUT_REPLY] = "SCOUT_REPLY",
     [TYPE_CONFIG] = "CONFIG",
@@ -630,9 +634,20 @@ local function dissect(tvb, pinfo, root)
     end
     tree:add(f.tnode, tvb(8, 4))
     tree:add(f.snode, tvb(12, 4))
-    tree:add(f.session, tvb(16, 4))
-    tree:add(f.seq, tvb(20, 4))
-    tree:add(f.ack, tvb(24, 4))
+    local sti = tree:add(f.session, tvb(16, 4))
+    local qi = tree:add(f.seq, tvb(20, 4))
+    local ai = tree:add(f.ack, tvb(24, 4))
+    -- The session handshake (PROTOCOL.md 7.8) gives seq and ack meanings
+    -- of their own.
+    if ftype == TYPE_OPEN then
+        sti:append_text(" (proposed)")
+        ai:append_text(" (the session it replaces)")
+    elseif ftype == TYPE_OPEN_ACK then
+        qi:append_text(" (the session's first sequence number)")
+        if bit32.band(flags, FLAG_ACK_VALID) ~= 0 then
+            ai:append_text(" (cumulative ack of the session replaced)")
+        end
+    end
     tree:add(f.msglen, tvb(28, 4))
     local ot = tree:add(f.offset, tvb(32, 4))
     local lt = tree:add(f.paylen, tvb(36, 2))

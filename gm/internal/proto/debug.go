@@ -33,11 +33,12 @@ func (e *Engine) Dump(now Time) string {
 				if s == nil {
 					continue
 				}
-				base := InitialSeq(s.session)
+				base := s.isn
 				r := func(q uint32) int32 { return diff(q, base) }
 				fmt.Fprintf(&b, "  tx -> node %d port %d pri %d: session %08x una %d nxt %d nextSeq %d hiSent %d inflight %d rtx [%d,%d) all=%v queued %d assigned %d",
 					p.node, port, pri, s.session, r(s.una), r(s.nxt), r(s.nextSeq), r(s.hiSent), diff(s.nxt, s.una),
 					r(s.rtxNext), r(s.rtxEnd), s.rtxAll, s.qLen, s.qAssigned)
+				fmt.Fprintf(&b, " opening %v (sent %v, leaving %08x)", s.opening, s.openSent, s.prevSess)
 				fmt.Fprintf(&b, " disabled %v active %v probing %v noBuf %v (since %s) backoff %v until %s rto %v at %s srtt %v lastHeard %s fastHold %s txCount %d lostBefore %d\n",
 					s.disabled, s.active, s.probing, s.noBuf, rel(s.noBufSince), s.backoff, rel(s.backoffUntil),
 					s.rto, rel(s.rtoAt), s.srtt, rel(s.lastHeard), rel(s.fastHold), s.txCount, s.lostBefore)
@@ -56,10 +57,10 @@ func (e *Engine) Dump(now Time) string {
 				if rs == nil {
 					continue
 				}
-				base := InitialSeq(rs.session)
-				fmt.Fprintf(&b, "  rx <- node %d port %d pri %d: valid %v session %08x rcvNxt %d ooo %v (hi %d) reassembling %d dropped %v ack %d due %s unacked %d segLen %d\n",
+				base := rs.isn
+				fmt.Fprintf(&b, "  rx <- node %d port %d pri %d: valid %v session %08x rcvNxt %d ooo %v (hi %d) reassembling %d dropped %v ack %d due %s unacked %d segLen %d pending %08x retired %v\n",
 					p.node, port, pri, rs.valid, rs.session, diff(rs.rcvNxt, base), rs.oooAny, diff(rs.oooHi, base),
-					rs.mLen, rs.dropped, rs.ackState, rel(rs.ackDue), rs.unacked, rs.segLen)
+					rs.mLen, rs.dropped, rs.ackState, rel(rs.ackDue), rs.unacked, rs.segLen, rs.pendSess, rs.retired[:rs.retN])
 				for i := 0; i < rs.mLen && i < 8; i++ {
 					m := &rs.msgs[(rs.mHead+i)%rxMsgs]
 					fmt.Fprintf(&b, "    msg %d: start %d nseg %d size %d len %d\n", i, diff(m.start, base), m.nseg, m.size, m.msgLen)
@@ -76,20 +77,23 @@ func (e *Engine) Dump(now Time) string {
 type traceKind uint8
 
 const (
-	trNackRecv   traceKind = iota + 1 // a = nack seq, b = una, c = nxt, d = reason
-	trRTO                             // a = una, b = nxt, d = rto in ms
-	trGoBack                          // ack with FlagRetransmit honoured: a = una, b = nxt
-	trFail                            // a = una, b = nxt, d = status
-	trSession                         // new session: a = new session, b = old session
-	trNackSent                        // a = seq, b = rcvNxt, d = reason
-	trDropGoBack                      // receiver dropped a frame and asks for go-back: a = seq, b = rcvNxt
-	trProbe                           // a = seq
-	trNoBufClear                      // an advance cleared the no-buffer state: a = new una, b = nxt
+	trNackRecv    traceKind = iota + 1 // a = nack seq, b = una, c = nxt, d = reason
+	trRTO                              // a = una, b = nxt, d = rto in ms
+	trGoBack                           // ack with FlagRetransmit honoured: a = una, b = nxt
+	trFail                             // a = una, b = nxt, d = status
+	trSession                          // new session: a = new session, b = old session
+	trNackSent                         // a = seq, b = rcvNxt, d = reason
+	trDropGoBack                       // receiver dropped a frame and asks for go-back: a = seq, b = rcvNxt
+	trProbe                            // a = seq
+	trNoBufClear                       // an advance cleared the no-buffer state: a = new una, b = nxt
+	trEstablished                      // sender: OPEN_ACK, the session starts: a = session, b = its first seq
+	trAdopt                            // receiver: a confirmed session's first frame: a = session, b = its first seq
 )
 
 var traceNames = [...]string{
 	trNackRecv: "nack-recv", trRTO: "rto", trGoBack: "go-back", trFail: "FAIL",
 	trSession: "new-session", trNackSent: "nack-sent", trDropGoBack: "drop-go-back", trProbe: "probe", trNoBufClear: "nobuf-clear",
+	trEstablished: "established", trAdopt: "adopt",
 }
 
 type traceEntry struct {
@@ -138,7 +142,9 @@ func (e *Engine) dumpTrace(b *strings.Builder, now Time) {
 		case trFail:
 			fmt.Fprintf(b, " una %d nxt %d status %d", r(x.a), r(x.b), x.d)
 		case trSession:
-			fmt.Fprintf(b, " session %08x (was %08x)", x.a, x.b)
+			fmt.Fprintf(b, " open session %08x (was %08x, leaving %08x)", x.a, x.b, x.c)
+		case trEstablished, trAdopt:
+			fmt.Fprintf(b, " session %08x first seq %d", x.a, x.b)
 		case trNackSent, trDropGoBack:
 			fmt.Fprintf(b, " seq %d rcvNxt %d reason %d", r(x.a), r(x.b), x.d)
 		}

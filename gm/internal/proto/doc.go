@@ -10,25 +10,39 @@
 //
 // A stream is (this port, priority) -> (target node, target port, same
 // priority), GM's subport pair. Each sending stream has its own session, a
-// random nonzero 32-bit number, and a random initial sequence number; every
-// data frame carries both. A stream's session changes when the sending port
+// nonzero 32-bit number from crypto/rand, and sequence numbers that start
+// where the receiver says. A stream's session changes when the sending port
 // starts (a new process incarnation), when a disabled stream is resumed or
 // its sends dropped, and when the receiver answers NackStaleSession. The
 // receiver keeps, per (source node, source port, priority), the session it
-// follows, the next expected sequence number and the message being
-// reassembled.
+// follows, the next expected sequence number, the messages being
+// reassembled, the last four sessions it left with their final cumulative
+// acks, and the pending proposal of a new session.
 //
-// A receiver that sees a new session on a frame that starts a message (DATA
-// or DATA_FIRST) abandons the old session's state (a partly filled buffer
-// goes back to the head of its pool), remembers the old session as retired
-// and follows the new one. A frame of an unknown session that does not start
-// a message is answered with NackStaleSession; the sender then restarts the
-// stream in a new session from the start of its oldest unacknowledged
-// message. A frame of a retired session is dropped and answered the same
-// way, at most once per millisecond per stream: a sender that has moved on
-// (or is gone) ignores the answer, while a live sender whose session a stray
-// or forged frame displaced restarts at once instead of failing after its
-// liveness timeout.
+// Every session starts with a handshake (PROTOCOL.md sections 5.8 and
+// 7.9). The sender proposes the session in an OPEN that names the session
+// it replaces, and sends nothing of it until the answer. The receiver
+// answers with an OPEN_ACK sent to the MAC its node map gives for the
+// claimed sender (Config.Resolve), never to the frame's source: it carries
+// the session's first sequence number, drawn from crypto/rand by the
+// receiver, and, if the OPEN names a session the receiver follows or left,
+// that session's final cumulative ack; the receiver stops accepting frames
+// of a session an OPEN names. The receiver follows the new session only
+// from its first frame: a frame that starts a message or transfer, of the
+// pending session, at exactly the number it chose. So a forged or stray
+// frame neither starts a session nor displaces the one followed (only a
+// host that saw the OPEN_ACK could), and on a session change the sender
+// completes the messages the receiver delivered in the replaced session
+// and sends only the others again: no message is delivered twice or
+// skipped, however many acks were lost, and whether a stale-session answer
+// that caused the change was genuine or not. The steady state (frames of
+// the session followed) costs nothing more than a comparison of the
+// session.
+//
+// A frame of a session the receiver does not follow is dropped and
+// answered with NackStaleSession (for a session it left, at most once per
+// millisecond per stream): a sender that has moved on (or is gone) ignores
+// the answer; a live sender opens a new session.
 //
 // # Reliability
 //

@@ -1,8 +1,9 @@
 package proto
 
 import (
+	crand "crypto/rand"
+	"encoding/binary"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/ethergm/ethergm/token"
@@ -146,6 +147,11 @@ type Stats struct {
 	DataReceived, Duplicates, OutOfWindow, Delivered               uint64
 	NacksReceived, AcksReceived, Timeouts, StaleDropped, Malformed uint64
 	PartialBatches                                                 uint64
+
+	// The session handshake: OPENs sent (first and repeated), OPENs
+	// received (from a resolvable peer), OPEN_ACKs sent, and sessions
+	// started at the receiver (the first frame of a confirmed session).
+	OpensSent, OpensReceived, OpenAcksSent, SessionsStarted uint64
 }
 
 const (
@@ -197,6 +203,10 @@ type txStream struct {
 	pri  uint8
 
 	session    uint32
+	isn        uint32 // the session's first sequence number (chosen by the receiver)
+	opening    bool   // session is proposed (OPEN) and not yet answered (OPEN_ACK)
+	openSent   bool   // the OPEN went out; rtoAt is when it is repeated
+	prevSess   uint32 // opening: the session left, whose delivered prefix the OPEN_ACK reports
 	nextSeq    uint32 // first seq not yet assigned to a message
 	una        uint32 // oldest unacknowledged seq
 	nxt        uint32 // next never-sent (or rewound) seq
@@ -243,12 +253,19 @@ type rxStream struct {
 
 	valid   bool
 	session uint32
-	retired [4]uint32
+	isn     uint32 // the session's first sequence number
+	retired [4]retiredSession
 	retN    int
 	rcvNxt  uint32
-	ooo     bitmap
-	oooHi   uint32 // one past the highest out-of-order seq received (when oooAny)
-	oooAny  bool
+
+	// The session handshake: the session an OPEN proposed (0 if none) and
+	// the first sequence number this receiver chose for it. Only a frame
+	// of that session at exactly that sequence number starts it.
+	pendSess uint32
+	pendSeq  uint32
+	ooo      bitmap
+	oooHi    uint32 // one past the highest out-of-order seq received (when oooAny)
+	oooAny   bool
 
 	msgs     [rxMsgs]rxMsg // messages being reassembled, in sequence order
 	mHead    int
@@ -271,6 +288,13 @@ const staleNackGap = time.Millisecond
 
 // rxMsgs is how many messages of one stream can be reassembled at once.
 const rxMsgs = 64
+
+// retiredSession is a session a receive stream has left, and its rcvNxt
+// then: every message before next was delivered, none after it ever will
+// be.
+type retiredSession struct {
+	sess, next uint32
+}
 
 type rxMsg struct {
 	slot    int
@@ -331,6 +355,8 @@ type Engine struct {
 	hdr         wire.HeaderFields
 	stats       Stats
 	txBlock     bool
+
+	rnd [4]byte // crypto/rand scratch
 
 	tr      [traceLen]traceEntry
 	trN     int
@@ -473,7 +499,7 @@ func (e *Engine) tx(p *peer, port, pri uint8) *txStream {
 	s := p.tx[port][pri]
 	if s == nil {
 		s = &txStream{peer: p, port: port, pri: pri, rto: e.cfg.InitialRTO}
-		e.newSession(0, s)
+		e.open(0, s)
 		p.tx[port][pri] = s
 	}
 	return s
@@ -488,39 +514,61 @@ func (e *Engine) rx(p *peer, port, pri uint8) *rxStream {
 	return s
 }
 
-// InitialSeq is the first sequence number of the session sess. Deriving it
-// from the session lets a receiver tell a session's first frame from a
-// later one without any handshake frame.
-func InitialSeq(sess uint32) uint32 { return sess * 0x9E3779B1 }
-
-func nonzeroRand() uint32 {
+// random32 returns a nonzero number from crypto/rand: sessions and initial
+// sequence numbers must be unpredictable to a host that does not see the
+// frames (a forger that could guess them could inject frames or displace a
+// session).
+func (e *Engine) random32() uint32 {
 	for {
-		if v := rand.Uint32(); v != 0 {
+		_, _ = crand.Read(e.rnd[:])
+		if v := binary.BigEndian.Uint32(e.rnd[:]); v != 0 {
 			return v
 		}
 	}
 }
 
-// newSession starts a new session on s: fresh session id, fresh random
-// sequence numbers, and every queued message unassigned.
-func (e *Engine) newSession(now Time, s *txStream) {
+// open starts the session handshake on s: a fresh random session is
+// proposed to the receiver with an OPEN (sent by pump when s has something
+// to send, repeated by Tick until answered), naming the session s leaves.
+// Nothing is sent in the new session until the receiver's OPEN_ACK gives
+// its first sequence number and how much of the previous session it
+// delivered; until then the queued messages keep the previous session's
+// numbers, so that the answer can complete the messages the receiver has
+// (see onOpenAck). If s is already opening, the new proposal replaces the
+// unanswered one and still names the last session that carried data.
+func (e *Engine) open(now Time, s *txStream) {
+	if !s.opening {
+		s.prevSess = s.session // 0 for a new stream
+		s.opening = true
+	}
 	old := s.session
-	for s.session == old {
-		s.session = nonzeroRand()
+	for s.session == old || s.session == s.prevSess {
+		s.session = e.random32()
 	}
-	seq := InitialSeq(s.session)
-	if old != 0 {
-		e.trace(now, trSession, s.peer.node, s.port, s.pri, seq, s.session, old, 0, 0, 0)
-	}
-	s.nextSeq, s.una, s.nxt, s.hiSent, s.rtxNext, s.rtxEnd = seq, seq, seq, seq, seq, seq
+	e.trace(now, trSession, s.peer.node, s.port, s.pri, s.isn, s.session, old, s.prevSess, 0, 0)
+	s.openSent = false
+	s.nxt = s.una
+	s.rtxNext, s.rtxEnd, s.rtxAll, s.rtoProbe = s.una, s.una, false, false
+	s.probing, s.noBuf, s.backoffUntil, s.backoff = false, false, 0, 0
+	s.rttValid = false
+}
+
+// established starts the session s proposed, whose receiver answered with
+// the session's first sequence number isn: every queued message is
+// numbered anew from isn, and the session's first frame goes alone until it
+// is acknowledged.
+func (e *Engine) established(now Time, s *txStream, isn uint32) {
+	s.opening, s.openSent, s.prevSess = false, false, 0
+	s.isn = isn
+	s.nextSeq, s.una, s.nxt, s.hiSent, s.rtxNext, s.rtxEnd = isn, isn, isn, isn, isn, isn
 	s.sacked.reset()
 	s.qAssigned = 0
 	s.cursor = 0
-	s.rtoProbe = false
-	// Handshake: the session's first frame goes alone, until it is acked.
+	s.rtoProbe, s.rtxAll = false, false
 	s.probing, s.noBuf, s.backoffUntil = true, false, 0
 	s.rttValid = false
 	s.backoff = 0
+	s.lastAdvance = now
 }
 
 func (e *Engine) activate(s *txStream) {
@@ -637,7 +685,7 @@ func (e *Engine) recover(now Time, pri uint8, node uint32, port uint8, cb, ctx a
 // of the old one are then stale at the receiver), and sends what it holds.
 func (e *Engine) reenable(now Time, s *txStream) {
 	s.disabled = false
-	e.newSession(now, s)
+	e.open(now, s)
 	s.lastHeard, s.lastAdvance = now, now
 	if s.qLen > 0 {
 		e.activate(s)

@@ -203,8 +203,13 @@ func streamsOf(e *Engine, node uint32, port, pri uint8) (*rxStream, *txStream) {
 var fuzzTypes = []wire.Type{
 	0, wire.TypeData, wire.TypeDataFirst, wire.TypeDataMiddle, wire.TypeDataLast,
 	wire.TypeAck, wire.TypeNack, wire.TypePut, wire.TypeGet, wire.TypeGot,
-	wire.TypeDatagram, wire.TypeScout,
+	wire.TypeDatagram, wire.TypeScout, wire.TypeOpen, wire.TypeOpenAck,
 }
+
+// formulaSeq is the initial sequence number a session had before the
+// session handshake (session * 0x9E3779B1): what a forger who read an old
+// version of the protocol would try.
+func formulaSeq(sess uint32) uint32 { return sess * 0x9E3779B1 }
 
 // craft builds a hostile frame for target (whose legitimate peer on the
 // same ports is node peer) from the input. Each field takes one or a few
@@ -282,8 +287,12 @@ func (w *fuzzWorld) craft(in *fuzzIn, target *Engine, peer uint32) []byte {
 	case 2:
 		h.Session = in.u32() | 1
 	case 3:
-		if rs != nil {
-			h.Session = rs.retired[0]
+		// A session the stream left, or the one it confirmed and waits
+		// for.
+		if rs != nil && rs.pendSess != 0 && ms&8 != 0 {
+			h.Session = rs.pendSess
+		} else if rs != nil {
+			h.Session = rs.retired[0].sess
 		}
 	case 4:
 		h.Session = in.u32()
@@ -300,7 +309,11 @@ func (w *fuzzWorld) craft(in *fuzzIn, target *Engine, peer uint32) []byte {
 	// the stream accepts one, or (odd pm) free.
 	pm := in.u8()
 	var m *rxMsg
-	base := InitialSeq(h.Session)
+	first := formulaSeq(h.Session) // the session's first sequence number, as far as known
+	if rs != nil && rs.pendSess != 0 && h.Session == rs.pendSess {
+		first = rs.pendSeq
+	}
+	base := first
 	if !fresh {
 		base = rs.rcvNxt
 	}
@@ -319,7 +332,7 @@ func (w *fuzzWorld) craft(in *fuzzIn, target *Engine, peer uint32) []byte {
 			}
 		}
 	case 3:
-		base = InitialSeq(h.Session)
+		base = first
 	}
 	switch pm >> 3 & 3 {
 	case 1:
@@ -429,7 +442,9 @@ func (w *fuzzWorld) craft(in *fuzzIn, target *Engine, peer uint32) []byte {
 			h.Ack = ts.hiSent - 1 + in.delta()
 		}
 	case 2:
-		if rs != nil {
+		if rs != nil && h.Type == wire.TypeOpen {
+			h.Ack = rs.session // the OPEN names the session the stream follows
+		} else if rs != nil {
 			h.Ack = rs.rcvNxt - 1
 		}
 	case 3:
@@ -952,7 +967,7 @@ func TestDataFrameBeyondMessage(t *testing.T) {
 	_ = b.Provide(make([]byte, 248), 8, 0, 0)
 	_ = b.Provide(make([]byte, 248), 8, 0, 0)
 	const sess = 0x1234567
-	seq := InitialSeq(sess)
+	seq := handshake(t, n, b, 1, 2, 0, sess, 0).Seq()
 	frame := func(typ wire.Type, seq, off, plen uint32) []byte {
 		h := wire.HeaderFields{Type: typ, TargetPort: 2, SourcePort: 2, TargetNode: 2, SourceNode: 1,
 			Session: sess, Seq: seq, MsgLen: 200, Offset: off, Size: 8}

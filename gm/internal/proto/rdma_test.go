@@ -585,7 +585,7 @@ func TestDataFrameInTransfer(t *testing.T) {
 	_, b, mem, ptr := rdmaPair(t, n, 1000, true)
 	orig := bytes.Clone(mem)
 	const sess = 0x1234567
-	seq := InitialSeq(sess)
+	seq := handshake(t, n, b, 1, 2, 0, sess, 0).Seq()
 	src := pattern(150, 5)
 	frame := func(typ wire.Type, seq, off, plen uint32, size uint8, raddr uint64) []byte {
 		h := wire.HeaderFields{Type: typ, TargetPort: 4, SourcePort: 2, TargetNode: 2, SourceNode: 1,

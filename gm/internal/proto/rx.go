@@ -20,7 +20,7 @@ func (e *Engine) Input(now Time, frame []byte) {
 	}
 	typ := h.Type()
 	if tp := h.TargetPort(); tp != e.cfg.Port {
-		if (isData(typ) || typ.HasRemoteAddr()) && e.cfg.AnswerClosed != nil && e.cfg.AnswerClosed(tp) {
+		if (isData(typ) || typ.HasRemoteAddr() || typ == wire.TypeOpen) && e.cfg.AnswerClosed != nil && e.cfg.AnswerClosed(tp) {
 			e.sendNack(frame, h, wire.NackPortClosed, tp, nil)
 		}
 		return
@@ -39,8 +39,14 @@ func (e *Engine) Input(now Time, frame []byte) {
 	}
 	switch typ {
 	case wire.TypeAck:
-		if s := p.tx[sp][pri]; s != nil && s.session == h.Session() {
+		if s := p.tx[sp][pri]; s != nil && s.session == h.Session() && !s.opening {
 			e.onAck(now, s, h)
+		}
+	case wire.TypeOpen:
+		e.onOpen(p, sp, pri, h)
+	case wire.TypeOpenAck:
+		if s := p.tx[sp][pri]; s != nil && s.opening && !s.disabled && s.session == h.Session() {
+			e.onOpenAck(now, s, h)
 		}
 	case wire.TypeNack:
 		if s := p.tx[sp][pri]; s != nil && s.session == h.Session() {
@@ -56,20 +62,86 @@ func isData(t wire.Type) bool {
 	return t == wire.TypeData || t == wire.TypeDataFirst || t == wire.TypeDataMiddle || t == wire.TypeDataLast
 }
 
-func (rs *rxStream) isRetired(sess uint32) bool {
+// retiredAt returns the index of sess among the sessions rs left, or -1.
+func (rs *rxStream) retiredAt(sess uint32) int {
 	for i := 0; i < rs.retN; i++ {
-		if rs.retired[i] == sess {
-			return true
+		if rs.retired[i].sess == sess {
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
-func (rs *rxStream) retire(sess uint32) {
+// retire remembers that rs left session sess with rcvNxt next.
+func (rs *rxStream) retire(sess, next uint32) {
 	copy(rs.retired[1:], rs.retired[:len(rs.retired)-1])
-	rs.retired[0] = sess
+	rs.retired[0] = retiredSession{sess, next}
 	if rs.retN < len(rs.retired) {
 		rs.retN++
+	}
+}
+
+// leave makes rs follow no session: the current one (if any) is retired
+// with what it delivered, and the messages being reassembled are abandoned.
+func (e *Engine) leave(rs *rxStream) {
+	if rs.valid {
+		rs.retire(rs.session, rs.rcvNxt)
+	}
+	e.abandon(rs)
+	rs.valid = false
+	rs.ackState, rs.unacked, rs.dropped = ackNone, 0, false
+	rs.ooo.reset()
+	rs.oooAny = false
+}
+
+// onOpen answers the OPEN h of stream (p, sp, pri): a sender proposes a
+// new session (h's Session) in place of a previous one (h's Ack field, 0
+// if none). The answer, an OPEN_ACK, goes to the MAC the node map gives
+// for the claimed sender, never to the frame's source: only the real
+// sender learns the new session's first sequence number, which this
+// receiver draws at random, and only a frame of the session at exactly
+// that number starts the session (onSeq). So a forged OPEN cannot start a
+// session, and it displaces nothing: the stream keeps following its
+// current session until the new one's first frame arrives.
+//
+// If the OPEN names the session the stream follows, the sender leaves it:
+// the stream stops there (no later frame of it is accepted) and the answer
+// carries its cumulative ack, so the sender completes the messages
+// delivered and sends the others again in the new session, each exactly
+// once. For a session already left, the answer carries what it delivered;
+// for an unknown one (this port restarted, or the session never started),
+// no ack: nothing of it was delivered here.
+func (e *Engine) onOpen(p *peer, sp, pri uint8, h wire.Header) {
+	sess, prev := h.Session(), h.Ack()
+	if sess == 0 || !e.resolve(p) {
+		return
+	}
+	e.stats.OpensReceived++
+	rs := e.rx(p, sp, pri)
+	if (rs.valid && sess == rs.session) || rs.retiredAt(sess) >= 0 {
+		return // a late copy of the OPEN of a session started (or left) already
+	}
+	if sess != rs.pendSess {
+		rs.pendSess, rs.pendSeq = sess, e.random32()
+	}
+	fl := h.Flags() & wire.FlagHigh
+	ack := uint32(0)
+	if prev != 0 {
+		if rs.valid && prev == rs.session {
+			e.leave(rs)
+		}
+		if i := rs.retiredAt(prev); i >= 0 {
+			fl |= wire.FlagAckValid
+			ack = rs.retired[i].next - 1
+		}
+	}
+	e.hdr = wire.HeaderFields{
+		Type: wire.TypeOpenAck, TargetPort: sp, SourcePort: e.cfg.Port, Flags: fl,
+		TargetNode: p.node, SourceNode: e.cfg.NodeID, Session: sess, Seq: rs.pendSeq, Ack: ack,
+	}
+	e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], p.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, nil)
+	if e.out.Send(e.ctrlBuf) == nil {
+		e.stats.OpenAcksSent++
 	}
 }
 
@@ -114,12 +186,6 @@ func (e *Engine) scheduleAck(now Time, rs *rxStream, immediate bool) {
 func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.Header) {
 	e.stats.DataReceived++
 	fl := h.Flags()
-	if fl&wire.FlagAckValid != 0 {
-		if s := p.tx[sp][pri]; s != nil && !s.disabled {
-			s.lastHeard = now
-			e.onAckValue(now, s, h.Ack())
-		}
-	}
 	typ, sess, seq := h.Type(), h.Session(), h.Seq()
 	rdma := !typ.IsData() // PUT, GET or GOT
 	// start tells whether the frame is the first of its message.
@@ -134,7 +200,16 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 	}
 	rs := e.rx(p, sp, pri)
 	if !rs.valid || sess != rs.session {
-		if rs.isRetired(sess) {
+		if rs.pendSess != 0 && sess == rs.pendSess && seq == rs.pendSeq && start {
+			// The first frame of the session this receiver confirmed with
+			// the sender (onOpen): the sender has the OPEN_ACK, so the
+			// session is its current one. Follow it.
+			e.leave(rs)
+			rs.valid, rs.session, rs.isn, rs.rcvNxt = true, sess, seq, seq
+			rs.pendSess = 0
+			e.stats.SessionsStarted++
+			e.trace(now, trAdopt, p.node, sp, pri, seq, sess, seq, 0, 0, 0)
+		} else if rs.retiredAt(sess) >= 0 {
 			// A session this stream has left for a newer one: a late frame
 			// of an old incarnation, whose sender is gone or has moved on
 			// and ignores the answer; or, if a stray or forged frame started
@@ -147,21 +222,24 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 				e.sendNack(frame, h, wire.NackStaleSession, e.cfg.Port, nil)
 			}
 			return
-		}
-		if !start || seq != InitialSeq(sess) {
-			// Not the first frame of a session we do not know: the
-			// sender's stream predates this port (we restarted).
+		} else {
+			// A session this stream never started: the sender's stream
+			// predates this port (we restarted), or its session was
+			// never confirmed here (its OPEN_ACK was superseded), or the
+			// frame is forged. Nothing of it is accepted; a live sender
+			// opens a new session.
 			e.stats.StaleDropped++
 			e.sendNack(frame, h, wire.NackStaleSession, e.cfg.Port, nil)
 			return
 		}
-		if rs.valid {
-			rs.retire(rs.session)
+	}
+	if fl&wire.FlagAckValid != 0 {
+		// A piggybacked ack, of the reverse stream; trusted only from a
+		// frame of the session this stream follows.
+		if s := p.tx[sp][pri]; s != nil && !s.disabled && !s.opening {
+			s.lastHeard = now
+			e.onAckValue(now, s, h.Ack())
 		}
-		e.abandon(rs)
-		rs.valid, rs.session, rs.rcvNxt = true, sess, seq
-		rs.ooo.reset()
-		rs.oooAny, rs.dropped, rs.unacked = false, false, 0
 	}
 	d := diff(seq, rs.rcvNxt)
 	if d < 0 {
@@ -224,7 +302,7 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 			// A frame of a message whose first frame is missing: drop it
 			// and ask the sender to go back.
 			if !rs.dropped {
-				e.trace(now, trDropGoBack, p.node, sp, pri, InitialSeq(rs.session), seq, rs.rcvNxt, 0, 0, 0)
+				e.trace(now, trDropGoBack, p.node, sp, pri, rs.isn, seq, rs.rcvNxt, 0, 0, 0)
 			}
 			rs.dropped = true
 			e.scheduleAck(now, rs, true)
@@ -409,7 +487,7 @@ func (e *Engine) sendAck(rs *rxStream) {
 	rs.ackState = ackNone
 	rs.unacked = 0
 	p := rs.peer
-	if !e.resolve(p) {
+	if !rs.valid || !e.resolve(p) {
 		return
 	}
 	var fl wire.Flags
@@ -466,7 +544,7 @@ func (e *Engine) sendNackSeq(frame []byte, h wire.Header, reason wire.NackReason
 		TargetNode: h.SourceNode(), SourceNode: e.cfg.NodeID, Session: h.Session(), Seq: seq, Ack: ack,
 	}
 	if rs != nil {
-		e.trace(e.lastNow, trNackSent, rs.peer.node, rs.port, rs.pri, InitialSeq(rs.session), seq, rs.rcvNxt, 0, uint32(reason), 0)
+		e.trace(e.lastNow, trNackSent, rs.peer.node, rs.port, rs.pri, rs.isn, seq, rs.rcvNxt, 0, uint32(reason), 0)
 		rs.lastNackSeq, rs.lastNackReason = seq, reason
 	}
 	dst := wire.Ethernet(frame).Src()

@@ -81,7 +81,10 @@ func (e *Engine) addFrame(now Time, s *txStream, seq uint32, rtx, ackReq bool) b
 	}
 	ack := uint32(0)
 	var ackRS *rxStream
-	if rs := s.peer.rx[s.port][s.pri]; rs != nil && rs.valid && rs.ackState != ackNone && !rs.oooAny && !rs.dropped {
+	// A piggybacked ack names no session: none while the peer proposes a
+	// new one (rs.pendSess), which may be the peer's current session
+	// already (see onOpen).
+	if rs := s.peer.rx[s.port][s.pri]; rs != nil && rs.valid && rs.ackState != ackNone && !rs.oooAny && !rs.dropped && rs.pendSess == 0 {
 		fl |= wire.FlagAckValid
 		ack = rs.rcvNxt - 1
 		ackRS = rs
@@ -228,6 +231,12 @@ func (e *Engine) pump(now Time, s *txStream) {
 	if s.disabled || e.txBlock {
 		return
 	}
+	if s.opening {
+		if !s.openSent && s.qLen > 0 {
+			e.sendOpen(now, s)
+		}
+		return
+	}
 	wasIdle := !e.outstanding(s)
 	for diff(s.rtxNext, s.rtxEnd) < 0 {
 		seq := s.rtxNext
@@ -274,7 +283,7 @@ func (e *Engine) pump(now Time, s *txStream) {
 			s.rttValid, s.rttSeq, s.rttTime = true, seq, now
 		}
 		if s.probing {
-			e.trace(now, trProbe, s.peer.node, s.port, s.pri, InitialSeq(s.session), seq, s.nxt, 0, 0, s.lastHeard)
+			e.trace(now, trProbe, s.peer.node, s.port, s.pri, s.isn, seq, s.nxt, 0, 0, s.lastHeard)
 			break
 		}
 		if e.batchFull() && !e.flush(s) {
@@ -355,7 +364,7 @@ func (e *Engine) advance(now Time, s *txStream, newUna uint32) {
 		s.probing, s.backoff = false, 0 // the session's first frame was acked
 	case diff(s.una, s.noBufSeq) > 0:
 		// The refused message's first frame got through: a buffer is bound.
-		e.trace(now, trNoBufClear, s.peer.node, s.port, s.pri, InitialSeq(s.session), newUna, s.nxt, 0, 0, s.lastHeard)
+		e.trace(now, trNoBufClear, s.peer.node, s.port, s.pri, s.isn, newUna, s.nxt, 0, 0, s.lastHeard)
 		s.probing, s.noBuf, s.backoff = false, false, 0
 	case s.una == s.noBufSeq:
 		// Every earlier message is through; the refused one is now the
@@ -456,7 +465,7 @@ func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
 		}
 	}
 	if h.Flags()&wire.FlagRetransmit != 0 && now >= s.fastHold && e.outstanding(s) {
-		e.trace(now, trGoBack, s.peer.node, s.port, s.pri, InitialSeq(s.session), s.una, s.nxt, 0, 0, s.lastHeard)
+		e.trace(now, trGoBack, s.peer.node, s.port, s.pri, s.isn, s.una, s.nxt, 0, 0, s.lastHeard)
 		s.rtxNext = s.una
 		if diff(s.nxt, s.rtxEnd) > 0 {
 			s.rtxEnd = s.nxt
@@ -472,11 +481,19 @@ func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
 func (e *Engine) onNack(now Time, s *txStream, h wire.Header) {
 	e.stats.NacksReceived++
 	s.lastHeard = now
+	if s.opening {
+		// Nothing of the proposed session was sent: the only refusal that
+		// can concern it is that of its OPEN by a closed port.
+		if wire.NackReason(h.Status()) == wire.NackPortClosed && !s.disabled {
+			e.fail(now, s, StatusTargetPortClosed)
+		}
+		return
+	}
 	if h.Flags()&wire.FlagAckValid != 0 {
 		e.onAckValue(now, s, h.Ack())
 	}
 	q := h.Seq()
-	e.trace(now, trNackRecv, s.peer.node, s.port, s.pri, InitialSeq(s.session), q, s.una, s.nxt, uint32(h.Status()), s.lastHeard)
+	e.trace(now, trNackRecv, s.peer.node, s.port, s.pri, s.isn, q, s.una, s.nxt, uint32(h.Status()), s.lastHeard)
 	if s.disabled || diff(q, s.una) < 0 || diff(q, s.hiSent) >= 0 {
 		return
 	}
@@ -490,7 +507,58 @@ func (e *Engine) onNack(now Time, s *txStream, h wire.Header) {
 	case wire.NackPortClosed:
 		e.fail(now, s, StatusTargetPortClosed)
 	case wire.NackStaleSession:
-		e.newSession(now, s)
+		// The receiver does not follow this session (it restarted, or the
+		// session was displaced, or left after an OPEN it answered). A new
+		// session is opened; its OPEN_ACK says which messages of this one
+		// the receiver delivered, so none is sent twice.
+		e.open(now, s)
+		e.pump(now, s)
+	}
+}
+
+// sendOpen sends the OPEN of the session s proposes, naming the session it
+// leaves, and sets the timer that repeats it.
+func (e *Engine) sendOpen(now Time, s *txStream) {
+	p := s.peer
+	var fl wire.Flags
+	if s.pri != 0 {
+		fl |= wire.FlagHigh
+	}
+	e.hdr = wire.HeaderFields{
+		Type: wire.TypeOpen, TargetPort: s.port, SourcePort: e.cfg.Port, Flags: fl,
+		TargetNode: p.node, SourceNode: e.cfg.NodeID, Session: s.session, Ack: s.prevSess,
+	}
+	e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], p.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, nil)
+	s.openSent = true
+	s.rtoAt = now + s.rto
+	e.stats.OpensSent++
+	_ = e.out.Send(e.ctrlBuf) // if it fails, the timer repeats it
+}
+
+// onOpenAck processes the receiver's answer to the OPEN of s's proposed
+// session: with FlagAckValid, the cumulative ack of the session s left,
+// which completes (with StatusSuccess) every queued message the receiver
+// delivered in it, so that the new session never sends one again; then the
+// new session starts at the sequence number the receiver chose.
+func (e *Engine) onOpenAck(now Time, s *txStream, h wire.Header) {
+	s.lastHeard = now
+	if s.prevSess != 0 && h.Flags()&wire.FlagAckValid != 0 {
+		// The queue still holds the previous session's numbers.
+		if n := h.Ack() + 1; diff(n, s.una) > 0 && diff(n, s.hiSent) <= 0 {
+			s.una = n
+			for s.qAssigned > 0 {
+				r := &e.recs[s.q[s.qHead]]
+				if diff(n, r.firstSeq+r.nseg) < 0 {
+					break
+				}
+				e.complete(e.popHead(s), StatusSuccess)
+			}
+		}
+	}
+	e.established(now, s, h.Seq())
+	e.trace(now, trEstablished, s.peer.node, s.port, s.pri, s.isn, s.session, s.isn, 0, 0, s.lastHeard)
+	if s.qLen > 0 {
+		e.activate(s)
 		e.pump(now, s)
 	}
 }
@@ -550,13 +618,14 @@ func (e *Engine) onNoBuffer(now Time, s *txStream, q uint32) {
 }
 
 // fail completes the stream's head message with st and disables the stream.
+// The messages held behind it keep their sequence numbers: the session that
+// Resume opens learns from the receiver which of them it delivered.
 func (e *Engine) fail(now Time, s *txStream, st Status) {
-	e.trace(now, trFail, s.peer.node, s.port, s.pri, InitialSeq(s.session), s.una, s.nxt, 0, uint32(st), s.lastHeard)
+	e.trace(now, trFail, s.peer.node, s.port, s.pri, s.isn, s.una, s.nxt, 0, uint32(st), s.lastHeard)
 	if s.qLen > 0 {
 		e.complete(e.popHead(s), st)
 	}
 	s.disabled = true
-	s.qAssigned = 0
 	s.cursor = 0
 	s.probing, s.noBuf = false, false
 	s.nxt = s.una
@@ -581,6 +650,21 @@ func (e *Engine) Tick(now Time) {
 		}
 		e.active[j] = s
 		j++
+		if s.opening {
+			// The OPEN is repeated until answered; without any answer for
+			// LivenessTimeout the stream fails.
+			if now-s.lastHeard > e.cfg.LivenessTimeout {
+				e.stats.Timeouts++
+				e.fail(now, s, StatusTargetNodeUnreached)
+				continue
+			}
+			if s.openSent && now >= s.rtoAt {
+				s.openSent = false
+				s.rto = e.clampRTO(2 * s.rto)
+			}
+			e.pump(now, s)
+			continue
+		}
 		// The stream has work (qLen > 0): without any answer from the peer
 		// for LivenessTimeout it fails, whether frames are in flight, a
 		// probe waits for its back-off, or the link refuses to send.
@@ -598,7 +682,7 @@ func (e *Engine) Tick(now Time) {
 			continue
 		}
 		if e.outstanding(s) && now >= s.rtoAt {
-			e.trace(now, trRTO, s.peer.node, s.port, s.pri, InitialSeq(s.session), s.una, s.nxt, 0, uint32(s.rto/time.Millisecond), s.lastHeard)
+			e.trace(now, trRTO, s.peer.node, s.port, s.pri, s.isn, s.una, s.nxt, 0, uint32(s.rto/time.Millisecond), s.lastHeard)
 			e.stats.Timeouts++
 			// Resend only the newest unacknowledged frame, asking for an
 			// ack: the answer's cumulative and selective acks show what
@@ -713,7 +797,11 @@ func (e *Engine) setDeadline(now Time) {
 		if s.qLen > 0 {
 			min(s.lastHeard + e.cfg.LivenessTimeout + 1)
 		}
-		if e.outstanding(s) {
+		if s.opening {
+			if s.openSent && s.qLen > 0 {
+				min(s.rtoAt)
+			}
+		} else if e.outstanding(s) {
 			min(s.rtoAt)
 			if e.stallBounded(s) {
 				min(s.lastAdvance + e.stallTimeout() + 1)
