@@ -84,6 +84,18 @@ func linkRejects(p *gm.Port) (crc, malformed, kernelDrops uint64) {
 	return s.CRCErrors, s.Malformed, s.KernelDrops
 }
 
+// Counters of the victim's engine for the forged kinds.
+func misaddressed(s gm.Stats) uint64     { return s.Misaddressed }
+func ignored(s gm.Stats) uint64          { return s.Ignored }
+func stale(s gm.Stats) uint64            { return s.StaleDropped }
+func staleOrMalformed(s gm.Stats) uint64 { return s.StaleDropped + s.Malformed }
+
+// engineRejects sums every counter under which the engine records a frame
+// it drops.
+func engineRejects(s gm.Stats) uint64 {
+	return s.Malformed + s.StaleDropped + s.OutOfWindow + s.Duplicates + s.Misaddressed + s.Ignored
+}
+
 // TestIntegrationHostile runs verified traffic between host0 (node 1, the
 // victim) and host1 (node 2) while host2, a host without an EtherGM port,
 // sends crafted frames at host0's busy port: garbage, bad CRCs, truncated
@@ -93,8 +105,11 @@ func linkRejects(p *gm.Port) (crc, malformed, kernelDrops uint64) {
 // victim's peer's spoofed source MAC, and then a flood of 100k frames of
 // all of these. No frame may panic a port, be delivered, duplicate or
 // disturb a message of the verified traffic (exactly once and in order per
-// stream, every send a Success), and every frame rejected by the link is
-// counted by its reason (CRC or malformed) exactly.
+// stream, every send a Success); every frame rejected by the link is
+// counted by its reason (CRC or malformed) exactly, every forged one by
+// the engine's counter for its reason (Misaddressed, Ignored,
+// StaleDropped, Malformed), and a flood claiming 6000 node ids not in the
+// map costs no memory.
 func TestIntegrationHostile(t *testing.T) {
 	c := netns.New(t, netns.Options{Hosts: 3})
 	m := writeMap(t, c)
@@ -210,36 +225,39 @@ func TestIntegrationHostile(t *testing.T) {
 	// may be delivered or change the traffic; the engine drops them.
 	e0 := vp.Stats()
 	forged := []struct {
-		name  string
-		n     int
+		name string
+		n    int
+		// count is the victim engine's counter (or sum) that must rise by
+		// at least n (the verified traffic may add to it too).
+		count func(s gm.Stats) uint64
 		frame func(i int) []byte
 	}{
-		{"forged target node", 500, func(i int) []byte {
+		{"forged target node", 500, misaddressed, func(i int) []byte {
 			f := toVictim(wire.TypeData)
 			f.TargetNode, f.Session, f.Size = 99, a.rng.Uint32()|1, 6
 			return a.frame(vmac, nil, f, payload(40))
 		}},
-		{"forged source port", 500, func(i int) []byte {
+		{"forged source port", 500, misaddressed, func(i int) []byte {
 			f := toVictim(wire.TypeData)
 			f.SourcePort, f.Session, f.Size = byte(16+i%240), a.rng.Uint32()|1, 6
 			return a.frame(vmac, nil, f, payload(40))
 		}},
-		{"unknown source node", 500, func(i int) []byte {
+		{"source nodes not in the map", 500, misaddressed, func(i int) []byte {
 			f := toVictim(wire.TypeData)
 			f.SourceNode, f.Session, f.Size = 77+uint32(i), a.rng.Uint32()|1, 6
 			return a.frame(vmac, nil, f, payload(40))
 		}},
-		{"forged sequence number, unknown session", 1000, func(i int) []byte {
+		{"forged sequence number, unknown session", 1000, stale, func(i int) []byte {
 			f := toVictim(wire.TypeData)
 			f.Session, f.Seq, f.Size = a.rng.Uint32()|1, a.rng.Uint32(), 6
 			return a.frame(vmac, nil, f, payload(40))
 		}},
-		{"middle of a message, unknown session, peer's MAC spoofed", 1000, func(i int) []byte {
+		{"middle of a message, unknown session, peer's MAC spoofed", 1000, stale, func(i int) []byte {
 			f := toVictim(wire.TypeDataMiddle)
 			f.Session, f.Seq, f.Size, f.MsgLen, f.Offset = a.rng.Uint32()|1, a.rng.Uint32(), 14, 10000, 1400
 			return a.frame(vmac, &pmac, f, payload(1400))
 		}},
-		{"forged acks and nacks for the victim's streams", 1000, func(i int) []byte {
+		{"forged acks and nacks for the victim's streams", 1000, ignored, func(i int) []byte {
 			typ := wire.TypeAck
 			if i%2 == 1 {
 				typ = wire.TypeNack
@@ -249,12 +267,12 @@ func TestIntegrationHostile(t *testing.T) {
 			f.Flags = wire.Flags(i%2) * wire.FlagHigh
 			return a.frame(vmac, nil, f, nil)
 		}},
-		{"datagrams and mapper frames to the port", 500, func(i int) []byte {
+		{"datagrams and mapper frames to the port", 500, ignored, func(i int) []byte {
 			typ := []wire.Type{wire.TypeDatagram, wire.TypeScout, wire.TypeConfig, wire.TypeConfigAck}[i%4]
 			f := toVictim(typ)
 			return a.frame(vmac, nil, f, payload(30))
 		}},
-		{"PUT, GET and GOT with bad addresses from node 3's own new session", 900, func(i int) []byte {
+		{"PUT, GET and GOT with bad addresses from node 3's own new session", 900, staleOrMalformed, func(i int) []byte {
 			typ := []wire.Type{wire.TypePut, wire.TypeGet, wire.TypeGot}[i%3]
 			f := toVictim(typ)
 			sess := a.rng.Uint32() | 1
@@ -268,28 +286,40 @@ func TestIntegrationHostile(t *testing.T) {
 			return a.frame(vmac, nil, f, p)
 		}},
 	}
+	var nForged uint64
 	tc.while("forged fields", func() {
 		for _, k := range forged {
+			b := vp.Stats()
 			for i := range k.n {
 				a.send(k.frame(i))
 			}
-			t.Logf("%s: %d sent", k.name, k.n)
+			nForged += uint64(k.n)
+			var got uint64
+			waitFor(t, time.Minute, k.name+" counted", func() bool {
+				got = k.count(vp.Stats()) - k.count(b)
+				return got >= uint64(k.n)
+			})
+			t.Logf("%s: %d sent, counted %d", k.name, k.n, got)
 		}
 	})
 	e1 := vp.Stats()
-	t.Logf("victim engine after forged fields: stale %d, malformed %d, out of window %d, nacks sent %d",
-		e1.StaleDropped-e0.StaleDropped, e1.Malformed-e0.Malformed, e1.OutOfWindow-e0.OutOfWindow, e1.NacksSent-e0.NacksSent)
-	if got := e1.StaleDropped - e0.StaleDropped; got < 2000 {
-		t.Errorf("%d frames of unknown sessions counted as stale, want at least 2000", got)
+	t.Logf("victim engine after forged fields: misaddressed %d, ignored %d, stale %d, malformed %d, out of window %d, nacks sent %d",
+		e1.Misaddressed-e0.Misaddressed, e1.Ignored-e0.Ignored, e1.StaleDropped-e0.StaleDropped, e1.Malformed-e0.Malformed,
+		e1.OutOfWindow-e0.OutOfWindow, e1.NacksSent-e0.NacksSent)
+	if got := engineRejects(e1) - engineRejects(e0); got < nForged {
+		t.Errorf("%d forged frames sent, %d counted", nForged, got)
 	}
 	if !bytes.Equal(mem, make([]byte, len(mem))) {
 		t.Error("the victim's registered memory changed")
 	}
 
 	// A flood: 100k frames of every kind above, as fast as the attacker's
-	// socket takes them, while the traffic runs.
+	// socket takes them, while the traffic runs; the frames claiming node
+	// ids not in the map claim a new one each time, which must cost the
+	// victim no memory.
 	const flood = 100000
 	crc0, mal0, kd0 := linkRejects(vp)
+	heap0 := sampleResources().heapInuse
 	var linkLevel int
 	tc.while("flood", func() {
 		for i := range flood {
@@ -302,6 +332,9 @@ func TestIntegrationHostile(t *testing.T) {
 			}
 		}
 	})
+	if heap := sampleResources().heapInuse; heap > heap0+32<<20 {
+		t.Errorf("the flood grew the heap in use from %d KiB to %d KiB", heap0>>10, heap>>10)
+	}
 	crc, mal, kd := linkRejects(vp)
 	t.Logf("flood: %d frames (%d link-level), %d CRC errors, %d malformed, %d kernel drops", flood, linkLevel, crc-crc0, mal-mal0, kd-kd0)
 	if n := (crc - crc0) + (mal - mal0); n > uint64(linkLevel) || n+(kd-kd0) < uint64(linkLevel) {
