@@ -266,7 +266,8 @@ func (tc *trafficCluster) while(what string, fn func()) {
 }
 
 // start starts sending on every node; the function it returns stops,
-// drains and checks (once).
+// drains and checks (the first time it is called, from the test's
+// goroutine).
 func (tc *trafficCluster) start(what string) func() {
 	t := tc.t
 	stopc := make(chan struct{})
@@ -287,20 +288,22 @@ func (tc *trafficCluster) start(what string) func() {
 	}
 	start := time.Now()
 	s0 := tc.totals()
-	var once sync.Once
+	stopped := false
 	return func() {
-		once.Do(func() {
-			t.Helper()
-			close(stopc)
-			wg.Wait()
-			if len(errs) > 0 {
-				t.Fatalf("%s: %v", what, errs)
-			}
-			tc.drain(what)
-			s := tc.totals()
-			t.Logf("%s: %v: %d messages (%d KiB) sent and verified (%d in all so far)", what, time.Since(start).Round(time.Millisecond),
-				s.Received-s0.Received, (s.Bytes-s0.Bytes)>>10, s.Received)
-		})
+		t.Helper()
+		if stopped {
+			return
+		}
+		stopped = true
+		close(stopc)
+		wg.Wait()
+		if len(errs) > 0 {
+			t.Fatalf("%s: %v", what, errs)
+		}
+		tc.drain(what)
+		s := tc.totals()
+		t.Logf("%s: %v: %d messages (%d KiB) sent and verified (%d in all so far)", what, time.Since(start).Round(time.Millisecond),
+			s.Received-s0.Received, (s.Bytes-s0.Bytes)>>10, s.Received)
 	}
 }
 
