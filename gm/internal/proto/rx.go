@@ -219,12 +219,14 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 			e.stats.SessionsStarted++
 			e.trace(now, trAdopt, p.node, sp, pri, seq, sess, seq, 0, 0, 0)
 		} else if rs.retiredAt(sess) >= 0 {
-			// A session this stream has left for a newer one: a late frame
-			// of an old incarnation, whose sender is gone or has moved on
-			// and ignores the answer; or, if a stray or forged frame started
-			// the newer session, a live sender, which the answer makes
-			// restart its stream at once rather than after its liveness
-			// timeout. At most one answer per staleNackGap.
+			// A session this stream has left (its sender proposed a newer
+			// one): a late frame, whose sender has moved on or is gone and
+			// ignores the answer. Should the sender still be in it (a
+			// session started by a frame that guessed its first sequence
+			// number), the answer makes it open a new session at once,
+			// rather than fail after its liveness timeout; the OPEN_ACK
+			// then reports what this one delivered. At most one answer per
+			// staleNackGap.
 			e.stats.StaleDropped++
 			if rs.staleNackAt == 0 || now-rs.staleNackAt >= staleNackGap {
 				rs.staleNackAt = now

@@ -150,3 +150,62 @@ func TestForgedSessionAttack(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeAfterLostAcks: the receiver delivers every message, but no
+// answer reaches the sender, whose head send fails with
+// StatusTargetNodeUnreached. After Resume, the new session's OPEN_ACK
+// reports what the receiver delivered: the held messages complete
+// successfully without being sent again, and none is delivered twice.
+// (Before the handshake, the new session sent them again and the receiver
+// delivered them a second time.)
+func TestResumeAfterLostAcks(t *testing.T) {
+	n := newSimnet(t, 5)
+	b := n.add(1, 2, nil)
+	a := n.add(2, 2, nil)
+	r := &receiver{e: a}
+	for i := 0; i < 8; i++ {
+		_ = a.Provide(make([]byte, 248), 8, 0, 0)
+	}
+	var comps []completion
+	if err := b.Send(n.now, pattern(50, 9), 8, 50, 0, 2, 2, nil, 9); err != nil {
+		t.Fatal(err)
+	}
+	n.run(time.Second, func() bool { r.poll(); drainCompletions(b, &comps); return len(comps) == 1 })
+	deaf := true // nothing reaches B
+	n.lose = func(f []byte) bool { return deaf && [6]byte(f[0:6]) == mac(1) }
+	for i := 0; i < 4; i++ {
+		m := pattern(150, i)
+		if err := b.Send(n.now, m, 8, len(m), 0, 2, 2, nil, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.run(2*time.Second, func() bool { r.poll(); drainCompletions(b, &comps); return len(comps) == 2 })
+	if comps[1] != (completion{0, StatusTargetNodeUnreached}) || len(r.got) != 5 {
+		t.Fatalf("completions %+v, %d messages delivered", comps, len(r.got))
+	}
+	deaf = false
+	if err := b.Resume(n.now, 0, 2, 2, nil, 100); err != nil {
+		t.Fatal(err)
+	}
+	n.run(time.Second, func() bool { r.poll(); drainCompletions(b, &comps); return len(comps) == 6 })
+	end := n.now + Time(100*time.Millisecond)
+	for n.now < end && n.step() {
+	}
+	r.poll()
+	for _, c := range comps[2:] {
+		if c.st != StatusSuccess {
+			t.Fatalf("completions %+v", comps)
+		}
+	}
+	if len(r.got) != 5 {
+		t.Fatalf("%d messages delivered, want 5 (each once)", len(r.got))
+	}
+	for i, g := range r.got[1:] {
+		if !bytes.Equal(g.data, pattern(150, i)) {
+			t.Fatalf("message %d differs", i)
+		}
+	}
+	if st := b.Stats(); st.DataSent != 9 || st.OpensSent < 2 { // 1 + 4 messages of 2 frames, none sent anew
+		t.Fatalf("sender stats %+v: the held messages were sent again", st)
+	}
+}
