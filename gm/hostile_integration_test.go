@@ -347,7 +347,7 @@ func TestIntegrationHostile(t *testing.T) {
 	t.Logf("hostile: %d crafted frames sent; %d messages verified, exactly once and in order", a.sent, s.Received)
 }
 
-// TestIntegrationForgedSession is issue 12's attack: a host that knows only
+// TestIntegrationHostileSessions is issue 12's attack: a host that knows only
 // the victim's MAC, two node ids and the port numbers sends frames that
 // claim the victim's peer and start a new session at its initial sequence
 // number (sess*0x9E3779B1, computable by anyone on main), with and without
@@ -357,7 +357,7 @@ func TestIntegrationHostile(t *testing.T) {
 // against the session handshake: forged OPENs (new sessions, naming random
 // current sessions) followed by data frames at guessed first sequence
 // numbers, and forged OPEN_ACKs at the peer.
-func TestIntegrationForgedSession(t *testing.T) {
+func TestIntegrationHostileSessions(t *testing.T) {
 	c := netns.New(t, netns.Options{Hosts: 3})
 	m := writeMap(t, c)
 	victim, peer, evil := c.Hosts[0], c.Hosts[1], c.Hosts[2]
