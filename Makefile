@@ -6,12 +6,36 @@ FUZZTIME ?= 15s
 RESULTS ?= results
 export RESULTS
 
-.PHONY: all build test fmt-check vet staticcheck build-check layering unit fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
+# install: $(DESTDIR)$(PREFIX)/bin receives the commands.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+# VERSION is what `<command> --version` prints: the nearest tag, else the
+# commit (with -dirty for uncommitted changes).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS = -X github.com/ethergm/ethergm/internal/cli.Version=$(VERSION)
+# The user-facing commands: every main package under cmd/.
+CMD_PKGS = $(shell $(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./cmd/...)
+COMMANDS = $(notdir $(CMD_PKGS))
+
+.PHONY: all build install uninstall test fmt-check vet staticcheck build-check layering unit fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
 
 all: build
 
+## build: every package, and the commands and examples in bin/.
 build:
 	CGO_ENABLED=0 $(GO) build ./...
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/... ./examples/...
+
+## install: the commands in $(DESTDIR)$(PREFIX)/bin (PREFIX=/usr/local by default).
+install:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ $(CMD_PKGS)
+	install -d '$(BINDIR)'
+	install -m 0755 $(addprefix bin/,$(COMMANDS)) '$(BINDIR)/'
+	@echo "installed $(COMMANDS) in $(BINDIR)"
+
+uninstall:
+	rm -f $(addprefix '$(BINDIR)'/,$(COMMANDS))
 
 ## test: everything CI runs (installs missing Debian packages first).
 test: deps fmt-check vet staticcheck build-check layering unit fuzz
@@ -56,15 +80,15 @@ fuzz:
 ## bench: link, ports and baselines (UDP sockperf, TCP NetPIPE) between two netns hosts.
 bench:
 	@scripts/deps.sh bench
-	CGO_ENABLED=0 $(GO) build -o bin/ ./bench/cmd/... ./cmd/...
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./bench/cmd/... ./cmd/...
 	bin/egm-bench -bin bin -out $(RESULTS)
 	$(GO) run ./bench/allsize -results $(RESULTS)
 
 ## demo: a netns cluster, a real transfer, printed results.
 demo:
 	@scripts/deps.sh demo
-	CGO_ENABLED=0 $(GO) build -o bin/ ./cmd/...
-	bin/egm-demo -bin bin
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
+	bin/egm-demo --bin bin
 
 ## wireshark-install: copy the dissector into your Wireshark plugin folder.
 wireshark-install:

@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/google/gopacket v1.1.19
 	github.com/mdlayher/packet v1.2.0
+	github.com/spf13/pflag v1.1.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.49.0
 )

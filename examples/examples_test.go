@@ -24,16 +24,16 @@ func TestIntegrationSimpleExample(t *testing.T) {
 	}
 	mapFile := gmmap.MustWrite(t, c)
 	h0, h1 := c.Hosts[0], c.Hosts[1]
-	recv, err := h1.Start(filepath.Join(bin, "simple_recv"), "-host", h1.Name, "-state", h1.Dir, "-map", mapFile, "-timeout", "20s")
+	recv, err := h1.Start(filepath.Join(bin, "simple_recv"), "--hostname", h1.Name, "--state-dir", h1.Dir, "--map-file", mapFile, "--timeout", "20s")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer recv.Stop()
-	// Wait until the receiver's port is open (its lock file is held).
+	// Wait until the receiver's port is open.
 	deadline := time.Now().Add(10 * time.Second)
 	var out string
 	for {
-		out, err = h0.Run(filepath.Join(bin, "simple_send"), "-to", h1.Name, "-host", h0.Name, "-state", h0.Dir, "-map", mapFile, "-timeout", "5s", "hello", "GM")
+		out, err = h0.Run(filepath.Join(bin, "simple_send"), "--remote-host", h1.Name, "--hostname", h0.Name, "--state-dir", h0.Dir, "--map-file", mapFile, "--timeout", "5s", "hello", "GM")
 		if err == nil || time.Now().After(deadline) {
 			break
 		}
@@ -66,7 +66,7 @@ func TestIntegrationPutGet(t *testing.T) {
 	}
 	mapFile := gmmap.MustWrite(t, c)
 	h0, h1 := c.Hosts[0], c.Hosts[1]
-	srv, err := h1.Start(prog, "-serve", "-host", h1.Name, "-state", h1.Dir, "-map", mapFile, "-timeout", "20s")
+	srv, err := h1.Start(prog, "--serve", "--hostname", h1.Name, "--state-dir", h1.Dir, "--map-file", mapFile, "--timeout", "20s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestIntegrationPutGet(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	out, err := h0.Run(prog, "-to", h1.Name, "-host", h0.Name, "-state", h0.Dir, "-map", mapFile, "-timeout", "10s", "-bytes", "40000")
+	out, err := h0.Run(prog, "--remote-host", h1.Name, "--hostname", h0.Name, "--state-dir", h0.Dir, "--map-file", mapFile, "--timeout", "10s", "--bytes", "40000")
 	if err != nil {
 		t.Fatalf("client: %v\n%s\nserver: %s", err, out, srv.Output())
 	}

@@ -18,8 +18,8 @@ const (
 	// EnvHost names this host (its line in the node map); default: the
 	// kernel host name.
 	EnvHost = "ETHERGM_HOST"
-	// EnvStateDir is the per-host state directory (port lock files, units
-	// file, default map file); default DefaultStateDir.
+	// EnvStateDir is the per-host state directory (units file, default
+	// map file); default DefaultStateDir.
 	EnvStateDir = "ETHERGM_STATE_DIR"
 	// EnvMap is the node map file; default <state dir>/map.
 	EnvMap = "ETHERGM_MAP"
@@ -46,13 +46,15 @@ type Config struct {
 	// then os.Hostname.
 	Host string
 	// StateDir is the per-host state directory; "" means
-	// ETHERGM_STATE_DIR, then DefaultStateDir. It holds the port lock
-	// files (which make a port exclusive across processes), the optional
-	// units file and the default map file.
+	// ETHERGM_STATE_DIR, then DefaultStateDir. Open only reads it: the
+	// optional units file and the default map file. (Port ownership does
+	// not depend on it: see Open.)
 	StateDir string
 	// MapFile is the node map; "" means ETHERGM_MAP, then <StateDir>/map.
+	// It need not exist when the port opens (see Open).
 	MapFile string
-	// Privileged allows opening the reserved ports 0, 1 and 3.
+	// Privileged allows opening the reserved ports 0, 1 and 3 (GM's
+	// daemon, mapper and Ethernet ports).
 	Privileged bool
 	// SendTokens and ReceiveTokens override GM's 61 and 253.
 	SendTokens, ReceiveTokens int
@@ -131,7 +133,8 @@ func (c *Config) mapFile() string {
 // left until it works again; the frames lost on it are retransmitted on
 // the others, without errors for the application.
 type Unit struct {
-	// Name names the unit (its lock files are named after it).
+	// Name names the unit: a port is exclusive per (network namespace,
+	// unit name, port id).
 	Name string
 	// Interfaces are the unit's rails. Interfaces[0] gives the port's
 	// unique id (UniqueID).
@@ -166,7 +169,7 @@ func ResolveUnit(name string, cfg *Config) (*Unit, error) {
 	u := &Unit{Name: name, Interfaces: strings.Split(name, ",")}
 	for _, i := range u.Interfaces {
 		if _, err := net.InterfaceByName(i); err != nil {
-			return nil, fmt.Errorf("%w: interface %q: %v", NoSuchDevice, i, err)
+			return nil, noInterface(i, err)
 		}
 	}
 	u.Name = u.Interfaces[0]
@@ -198,7 +201,7 @@ func readUnits(path string) map[string]*Unit {
 func defaultUnit() (*Unit, error) {
 	ifs, err := net.Interfaces()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", NoSuchDevice, err)
+		return nil, fmt.Errorf("%w: listing the network interfaces: %w", UntranslatedSystemError, err)
 	}
 	var found []string
 	for _, i := range ifs {
@@ -213,6 +216,24 @@ func defaultUnit() (*Unit, error) {
 	case 0:
 		return nil, fmt.Errorf("%w: no non-loopback interface is up", NoSuchDevice)
 	default:
-		return nil, fmt.Errorf("%w: several interfaces are up (%s): choose one with %s or the unit argument", NoSuchDevice, strings.Join(found, ", "), EnvUnit)
+		return nil, fmt.Errorf("%w: several interfaces are up (%s) and no unit is named: name one (or several, separated by commas) as the unit, or in %s", NoSuchDevice, strings.Join(found, ", "), EnvUnit)
 	}
+}
+
+// noInterface is the error for a missing interface name: NoSuchDevice,
+// with the host's Ethernet interfaces in the message and cause wrapped.
+func noInterface(name string, cause error) error {
+	var names []string
+	if ifs, err := net.Interfaces(); err == nil {
+		for _, i := range ifs {
+			if i.Flags&net.FlagLoopback == 0 && len(i.HardwareAddr) == 6 {
+				names = append(names, i.Name)
+			}
+		}
+	}
+	have := "none"
+	if len(names) > 0 {
+		have = strings.Join(names, ", ")
+	}
+	return &statusError{st: NoSuchDevice, msg: fmt.Sprintf("no interface %q on this host (interfaces: %s)", name, have), cause: cause}
 }

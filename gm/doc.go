@@ -10,9 +10,12 @@
 // (ResolveUnit). A port uses every rail of its unit: it receives on all of
 // them, spreads large messages over them and fails over to the remaining
 // rails when one goes down (Unit, Port.RailStats). A Port is one endpoint,
-// 0..15, opened exclusively across processes (ports 0, 1 and 3 are
-// reserved). Nodes are named by stable node ids from a node
-// map file (ParseNodeMap), which a running port reloads when it changes.
+// 0..15, held by one process at a time per network namespace and unit
+// (ports 0, 1 and 3 are reserved); the holder answers tools' queries
+// (PortInfo, ListPorts). Nodes are named by stable node ids from a node
+// map file (ParseNodeMap), which a running port reloads when it changes; a
+// port may open before the map lists its host, and gets its node id when
+// it does.
 //
 // A send names a size class and a length; it takes a send token (61 per
 // port) until its callback runs inside Unknown. A receiver provides
@@ -34,6 +37,8 @@
 //		case gm.FastRecvEvent, gm.FastHighRecvEvent, gm.FastPeerRecvEvent, gm.FastHighPeerRecvEvent:
 //			use(e.Message) // or e.Memorize() to copy it into e.Buffer
 //			p.ProvideReceiveBuffer(e.Buffer, e.Size, e.Priority, e.Tag)
+//		case gm.PortClosedEvent:
+//			return // the port was closed
 //		default:
 //			p.Unknown(e) // runs send callbacks and alarms
 //		}

@@ -10,8 +10,9 @@ import (
 type EventType uint8
 
 // The GM event types. Receive returns the receive types, NoRecvEvent,
-// AlarmEvent and SentTokensEvent; the others exist so that ported code
-// compiles and are never produced (see docs/GM-API.md).
+// AlarmEvent, SentTokensEvent and (EtherGM's own) PortClosedEvent; the
+// others exist so that ported code compiles and are never produced (see
+// docs/GM-API.md).
 const (
 	NoRecvEvent             EventType = 0  // GM_NO_RECV_EVENT: nothing pending
 	SendsFailedEvent        EventType = 1  // GM_SENDS_FAILED_EVENT (deprecated; never produced)
@@ -43,6 +44,14 @@ const (
 	IgnoreRecvEvent         EventType = 30 // GM_IGNORE_RECV_EVENT (never produced)
 	EthernetRecvEvent       EventType = 31 // GM_ETHERNET_RECV_EVENT (never produced)
 	FatalFirmwareErrorEvent EventType = 32 // GM_FATAL_FIRMWARE_ERROR_EVENT (never produced)
+
+	// PortClosedEvent is EtherGM's own event type (GM has none: its
+	// receive calls on a closed port are undefined): Receive and the
+	// blocking receives return it on a closed port, every time, and a
+	// BlockingReceive that is waiting when the port closes returns it.
+	// A receive loop ends on it; Unknown ignores it. Its value follows
+	// GM's last event type.
+	PortClosedEvent EventType = 33 // no GM equivalent
 )
 
 var eventNames = map[EventType]string{
@@ -56,6 +65,7 @@ var eventNames = map[EventType]string{
 	24: "GM_BAD_RESEND_DETECTED_EVENT", 25: "GM_DROPPED_SEND_EVENT", 26: "GM_BAD_SEND_VMA_EVENT",
 	27: "GM_BAD_RECV_VMA_EVENT", 28: "_GM_FLUSHED_ALARM_EVENT", 29: "GM_SENT_TOKENS_EVENT",
 	30: "GM_IGNORE_RECV_EVENT", 31: "GM_ETHERNET_RECV_EVENT", 32: "GM_FATAL_FIRMWARE_ERROR_EVENT",
+	33: "GM_PORT_CLOSED_EVENT",
 }
 
 // String returns the GM name of the event type.

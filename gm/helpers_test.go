@@ -110,7 +110,7 @@ func dumpOnFailure(t testing.TB, host string, id int, p *gm.Port) {
 
 // loop runs p's event loop on a goroutine: receive events go to onRecv
 // (which must re-provide or keep the buffer); everything else goes to
-// Unknown. It stops when p is closed or stop is called.
+// Unknown. It stops when p is closed (PortClosedEvent) or stop is called.
 type loop struct {
 	p    *gm.Port
 	stop chan struct{}
@@ -131,6 +131,8 @@ func startLoop(p *gm.Port, onRecv func(e *gm.Event)) *loop {
 			}
 			e := p.BlockingReceive()
 			switch {
+			case e.Type == gm.PortClosedEvent:
+				return
 			case e.Type == gm.NoRecvEvent:
 				select {
 				case <-l.stop:

@@ -3,6 +3,8 @@ package gm
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -111,18 +113,22 @@ type Port struct {
 	lk    *link.Link // the unit's first interface
 	rails *railSet   // all of them, if the unit has several (rails.go), else nil
 
-	id       int
-	name     string
-	unit     *Unit
-	host     string
-	nodeID   atomic.Uint32
-	mac      [6]byte
-	cfg      Config
-	start    time.Time
-	locks    *portLocks
-	mapW     nodemap.Watcher
-	nodeMap  atomic.Pointer[NodeMap]
-	openMask atomic.Uint32
+	id         int
+	name       string
+	unit       *Unit
+	cfgHost    string                 // the configured or kernel host name
+	host       atomic.Pointer[string] // HostName: the map's name once the map lists this host
+	nodeID     atomic.Uint32          // 0 until a map lists this host
+	mac        [6]byte
+	macs       []nodemap.MAC // every rail's MAC, for finding this host in a map
+	cfg        Config
+	start      time.Time
+	owner      *portOwner
+	mapW       nodemap.Watcher
+	nodeMap    atomic.Pointer[NodeMap]
+	mapChanges atomic.Uint64
+	openMask   atomic.Uint32
+	ready      atomic.Bool // the port is built (Info may look at the engine)
 
 	capture *capture.Writer // from ETHERGM_PCAP, or nil
 	frames  [][]byte
@@ -146,10 +152,28 @@ type Port struct {
 
 // Open is gm_open: it opens port id of the unit named unit (see
 // ResolveUnit; "" means the default unit) with a free-form name for
-// diagnostics. cfg may be nil. Errors are Status values (wrapped with
-// details): Busy if another process holds the port, PermissionDenied for
-// a reserved port (0, 1, 3) without cfg.Privileged, InvalidPortNumber,
-// NoSuchDevice, NodeIDNotYetSet if this host is not in the node map.
+// diagnostics. cfg may be nil.
+//
+// A port is exclusive per (network namespace, unit name, port id): while
+// it is open, its process holds the abstract Unix socket
+// ctl.PortName(unit, id), which the kernel frees when the process dies,
+// whatever state directory or user the process has. Open creates and
+// writes nothing in the file system. Tools find the holder, and read its
+// PortInfo, on that socket (ListPorts).
+//
+// The node map need not list this host yet, nor exist: the port then opens
+// with NodeID 0 (GM's "node id not yet set"), sends fail at once with
+// NodeIDNotYetSet, and the port takes its node id and works as soon as a
+// map that lists the host appears (it is checked every Config.MapPoll).
+//
+// Errors wrap a Status and their cause (errors.Is works on both, e.g.
+// os.ErrPermission): Busy if another process holds the port (the message
+// names its pid), PermissionDenied for a reserved port (0, 1, 3) without
+// cfg.Privileged, for a missing capability (CAP_NET_RAW) or an unreadable
+// map file, InvalidPortNumber, NoSuchDevice for a missing interface,
+// UnsupportedDevice for an interface that cannot carry EtherGM,
+// InvalidParameter for a malformed map file (the message names the file
+// and line), UntranslatedSystemError and Failure otherwise.
 func Open(unit string, id int, name string, cfg *Config) (*Port, error) {
 	u, err := ResolveUnit(unit, cfg)
 	if err != nil {
@@ -165,10 +189,10 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		c = *cfg
 	}
 	if id < 0 || id >= NumPorts {
-		return nil, fmt.Errorf("%w: port %d (ports are 0..%d)", InvalidPortNumber, id, NumPorts-1)
+		return nil, fmt.Errorf("%w: there is no port %d (ports are 0..%d)", InvalidPortNumber, id, NumPorts-1)
 	}
 	if (id == DaemonPortID || id == MapperPortID || id == EthernetPortID) && !c.Privileged {
-		return nil, fmt.Errorf("%w: port %d is reserved (open it with Config.Privileged)", PermissionDenied, id)
+		return nil, fmt.Errorf("%w: port %d is reserved for GM's daemons (ports 0, 1 and 3)", PermissionDenied, id)
 	}
 	if len(name) > MaxPortNameLen {
 		name = name[:MaxPortNameLen]
@@ -178,17 +202,20 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	}
 	host, err := c.host()
 	if err != nil {
-		return nil, fmt.Errorf("%w: host name: %v", UntranslatedSystemError, err)
+		return nil, fmt.Errorf("%w: host name: %w", UntranslatedSystemError, err)
 	}
-	p := &Port{id: id, name: name, unit: u, host: host, cfg: c, start: time.Now(), done: make(chan struct{})}
+	p := &Port{id: id, name: name, unit: u, cfgHost: host, cfg: c, start: time.Now(), done: make(chan struct{})}
+	p.host.Store(&host)
 	p.mapW.Path = c.mapFile()
 	m, err := p.mapW.Load()
 	if err != nil {
-		return nil, fmt.Errorf("%w: node map %s: %v", NodeIDNotYetSet, p.mapW.Path, err)
+		if err = mapError(p.mapW.Path, err); err != nil {
+			return nil, err
+		}
 	}
 	p.nodeMap.Store(m)
 
-	p.locks, err = openLocks(c.stateDir(), u.Name, id)
+	p.owner, err = claimPort(u.Name, id, func() any { return p.Info() })
 	if err != nil {
 		return nil, err
 	}
@@ -201,8 +228,8 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		// sends and receives (one file per process, shared by its ports).
 		w, err := capture.FromEnv()
 		if err != nil {
-			p.locks.close()
-			return nil, fmt.Errorf("%w: %s: %v", UntranslatedSystemError, capture.EnvVar, err)
+			p.owner.release()
+			return nil, fmt.Errorf("%w: %s: %w", UntranslatedSystemError, capture.EnvVar, err)
 		}
 		p.capture = w
 		lc.Tap = w.TapFunc()
@@ -210,26 +237,27 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	lk, rs, err := openRails(u, &lc)
 	if err != nil {
 		p.capture.Close()
-		p.locks.close()
-		return nil, fmt.Errorf("%w: %v", NoSuchDevice, err)
+		p.owner.release()
+		return nil, linkError(err)
 	}
 	p.lk, p.rails = lk, rs
 	p.mac = [6]byte(lk.HardwareAddr())
-	e, ok := m.ByHost(host)
-	if !ok {
-		e, ok = m.ByMAC(p.mac)
+	if rs != nil {
+		p.macs = make([]nodemap.MAC, len(rs.macs))
+		copy(p.macs, rs.macs)
+	} else {
+		p.macs = []nodemap.MAC{p.mac}
 	}
-	if !ok {
-		p.closeLinks()
-		p.capture.Close()
-		p.locks.close()
-		return nil, fmt.Errorf("%w: host %q (MAC %s) is not in node map %s", NodeIDNotYetSet, host, lk.HardwareAddr(), p.mapW.Path)
+	var self NodeID
+	if e, ok := m.Self(host, p.macs...); ok {
+		self = e.ID
+		p.host.Store(&e.Host)
 	}
-	p.nodeID.Store(uint32(e.ID))
-	p.openMask.Store(p.locks.openMask())
+	p.nodeID.Store(uint32(self))
+	p.openMask.Store(p.owner.openMask(0))
 	p.frames = make([][]byte, 64)
 	p.eng = proto.New(proto.Config{
-		NodeID: uint32(e.ID), Port: uint8(id), MAC: p.mac,
+		NodeID: uint32(self), Port: uint8(id), MAC: p.mac,
 		SegLen:     p.linkMTU() - wire.HeaderLen,
 		SendTokens: c.SendTokens, RecvTokens: c.ReceiveTokens, Window: window(c.Window, &lc, p.linkMTU()),
 		ProgressTimeout: defDur(c.ProgressTimeout, DefaultProgressTimeout),
@@ -238,9 +266,46 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		AnswerClosed:    p.answerClosed,
 	}, p.engineOut())
 	p.attachRails()
+	p.ready.Store(true)
 	p.wg.Add(1)
 	go p.progress()
 	return p, nil
+}
+
+// mapError turns an error loading the node map at path into Open's error,
+// or nil: a missing map is not an error (the port waits for one).
+func mapError(path string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case errors.Is(err, nodemap.ErrFormat):
+		// The watcher's error names the file and the line.
+		return fmt.Errorf("%w: %w", InvalidParameter, err)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("%w: node map %s cannot be read: %w", PermissionDenied, path, err)
+	}
+	return fmt.Errorf("%w: node map %s: %w", UntranslatedSystemError, path, err)
+}
+
+// linkError turns an error opening the unit's links into Open's error.
+func linkError(err error) error {
+	var oe *link.OpError
+	errors.As(err, &oe)
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("%w: %w", PermissionDenied, err)
+	case errors.Is(err, link.ErrNoInterface) && oe != nil:
+		return noInterface(oe.Interface, err)
+	case errors.Is(err, link.ErrNotEthernet), errors.Is(err, link.ErrMTU):
+		return fmt.Errorf("%w: %w", UnsupportedDevice, err)
+	case errors.Is(err, link.ErrInterfaceDown):
+		return fmt.Errorf("%w: %w", Failure, err)
+	case oe != nil:
+		return fmt.Errorf("%w: %w", UntranslatedSystemError, err)
+	}
+	// openRails' own checks of the unit (too many rails, a repeated
+	// interface).
+	return fmt.Errorf("%w: %w", InvalidParameter, err)
 }
 
 // DefaultWindow is the number of frames a stream keeps in flight when
@@ -309,13 +374,17 @@ func (p *Port) answerClosed(tp uint8) bool {
 		return false // a lower port answers
 	}
 	// The mask is refreshed every MapPoll: the port may have opened
-	// since. Check its lock before calling it closed.
-	if p.locks.isOpen(int(tp)) {
-		p.openMask.Or(1 << tp)
-		return false
-	}
-	return true
+	// since. Look again (at most every maskRecheck) before calling it
+	// closed.
+	m = p.owner.openMask(maskRecheck)
+	p.openMask.Store(m)
+	return m&(1<<tp) == 0 && m&(1<<p.id-1) == 0
 }
+
+// maskRecheck is how old a list of the open ports answerClosed may reuse.
+// A port that opened after the list was read can have been sent to only
+// after its Open returned, which takes longer (it opens the links' rings).
+const maskRecheck = 100 * time.Microsecond
 
 func (p *Port) now() time.Duration { return time.Since(p.start) }
 
@@ -338,8 +407,10 @@ func (p *Port) Close() error {
 	if cerr := p.capture.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
-	p.locks.close()
 	p.mu.Unlock()
+	// Last, without the mutex (a query being answered may wait for it):
+	// the port is free for others once its links are closed.
+	p.owner.release()
 	return err
 }
 
@@ -365,11 +436,15 @@ func (p *Port) MinMessageSize() int { return MinMessageSize }
 
 // NodeID is gm_get_node_id: this host's node id from the node map (GM-1
 // semantics: stable and network-wide, not GM-2's constant 1). It follows
-// changes of the map file.
+// changes of the map file. It is NoSuchNodeID (0, GM's "node id not yet
+// set") until a node map lists this host.
 func (p *Port) NodeID() NodeID { return NodeID(p.nodeID.Load()) }
 
-// HostName is gm_get_host_name.
-func (p *Port) HostName() string { return p.host }
+// HostName is gm_get_host_name: this host's name in the node map (which
+// differs from the configured or kernel name when the map lists the host
+// under another name and the port found it by MAC address); before a map
+// lists the host, Config.Host, ETHERGM_HOST or the kernel host name.
+func (p *Port) HostName() string { return *p.host.Load() }
 
 // UniqueID is gm_unique_id / gm_get_unique_board_id: the MAC address of the
 // unit's first interface.
@@ -531,8 +606,9 @@ func (p *Port) SetAcceptableSizes(pri Priority, mask uint64) error {
 //
 // GM's call returns void; this one returns an error (and does nothing) for
 // misuse: ErrNoSendToken, ErrLength, ErrSize, ErrPriority, ErrPortID,
-// ErrUnknownNode, ErrClosed. Delivery failures are never returned here:
-// they arrive as the callback's status.
+// ErrUnknownNode, ErrClosed, and an error wrapping NodeIDNotYetSet while
+// no node map lists this host (see Open). Delivery failures are never
+// returned here: they arrive as the callback's status.
 func (p *Port) SendWithCallback(msg []byte, size uint8, length int, pri Priority, node NodeID, port int, cb SendCallback, ctx any) error {
 	return p.submit(port, cb, func(now time.Duration, cbv any) error {
 		return p.eng.Send(now, msg, size, length, uint8(pri), uint32(node), uint8(port), cbv, ctx)
@@ -548,6 +624,9 @@ func (p *Port) submit(port int, cb SendCallback, op func(now time.Duration, cb a
 	if port < 0 || port >= NumPorts {
 		return ErrPortID
 	}
+	if p.nodeID.Load() == 0 {
+		return p.notMapped()
+	}
 	p.mu.Lock()
 	if p.closed.Load() {
 		p.mu.Unlock()
@@ -561,6 +640,11 @@ func (p *Port) submit(port int, cb SendCallback, op func(now time.Duration, cb a
 	p.wakeLocked()
 	p.mu.Unlock()
 	return err
+}
+
+// notMapped is the error of a send before a node map lists this host.
+func (p *Port) notMapped() error {
+	return fmt.Errorf("%w: host %q is not in the node map %s yet", NodeIDNotYetSet, p.cfgHost, p.mapW.Path)
 }
 
 // SendToPeerWithCallback is gm_send_to_peer_with_callback: SendWithCallback
@@ -698,11 +782,25 @@ func (p *Port) noEvent() *Event {
 	return &p.cur
 }
 
+// closedEvent returns the event of a closed port (the mutex is not held).
+func (p *Port) closedEvent() *Event {
+	p.mu.Lock()
+	p.cur = Event{Type: PortClosedEvent}
+	p.mu.Unlock()
+	return &p.cur
+}
+
 // Receive is gm_receive: it polls once and returns the next event, or an
 // event of type NoRecvEvent. It never blocks (beyond the port mutex). The
-// event is valid until the next receive or Unknown call.
+// event is valid until the next receive or Unknown call. On a closed port
+// it returns an event of type PortClosedEvent.
 func (p *Port) Receive() *Event {
 	p.mu.Lock()
+	if p.closed.Load() {
+		p.cur = Event{Type: PortClosedEvent}
+		p.mu.Unlock()
+		return &p.cur
+	}
 	// The clock is read with the mutex held: a time taken before waiting
 	// for it would stamp what the drain reads as older than it is, and the
 	// engine's timers would judge the peer silent for longer than it was.
@@ -738,8 +836,9 @@ const StreamSpinTime = 50 * time.Microsecond
 // BlockingReceive is gm_blocking_receive: it polls for up to SpinTime, and
 // then sleeps in the kernel until a frame, an alarm or a protocol event.
 // While frames keep arriving (a message streaming in) it keeps polling the
-// link's ring, until StreamSpinTime passes without a frame. It returns
-// NoRecvEvent only if the port is closed meanwhile.
+// link's ring, until StreamSpinTime passes without a frame. On a closed
+// port, or when the port is closed while it waits, it returns an event of
+// type PortClosedEvent.
 func (p *Port) BlockingReceive() *Event { return p.blockingReceive(SpinTime) }
 
 // BlockingReceiveNoSpin is gm_blocking_receive_no_spin: like
@@ -758,7 +857,7 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 	pollUntil := p.now() + spin
 	for {
 		if p.closed.Load() {
-			return p.noEvent()
+			return p.closedEvent()
 		}
 		p.mu.Lock()
 		now := p.now() // with the mutex held (see Receive)
@@ -814,6 +913,9 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		p.lastApp.Store(int64(now))
 		p.mu.Unlock()
 		if err != nil {
+			if p.closed.Load() {
+				return p.closedEvent()
+			}
 			return p.noEvent()
 		}
 		pollUntil = now + StreamSpinTime // poll again before the next sleep
@@ -898,22 +1000,30 @@ func (p *Port) progress() {
 }
 
 // refresh reloads the node map if its file changed and the set of open
-// ports of this unit.
+// ports of this unit. A map that lists this host sets (or changes) the
+// port's node id and host name; one that does not leaves them as they
+// were.
 func (p *Port) refresh() {
-	p.openMask.Store(p.locks.openMask())
+	p.openMask.Store(p.owner.openMask(0))
 	m, err := p.mapW.Load()
 	if err != nil || m == nil {
 		return
 	}
-	p.nodeMap.Store(m)
+	p.mapChanges.Add(1)
+	// The map and the node id change together under the mutex: the rails
+	// renumber themselves (under the mutex) from the map and this host's
+	// id when they first see a new map.
 	p.mu.Lock()
-	e, ok := m.ByHost(p.host)
-	if !ok {
-		e, ok = m.ByMAC(p.mac)
-	}
-	if ok && uint32(e.ID) != p.nodeID.Load() {
-		p.nodeID.Store(uint32(e.ID))
-		p.eng.SetNodeID(uint32(e.ID))
+	p.nodeMap.Store(m)
+	if e, ok := m.Self(p.cfgHost, p.macs...); ok {
+		if e.Host != *p.host.Load() {
+			name := e.Host
+			p.host.Store(&name)
+		}
+		if uint32(e.ID) != p.nodeID.Load() {
+			p.eng.SetNodeID(uint32(e.ID))
+			p.nodeID.Store(uint32(e.ID))
+		}
 	}
 	p.eng.InvalidatePeers()
 	p.mu.Unlock()

@@ -96,9 +96,13 @@ func streamProcs(b *testing.B, mtu int) {
 }
 
 // TestMain runs the test binary as a sender or receiver process of
-// BenchmarkStreamProcs when the environment names a role, and the tests
+// BenchmarkStreamProcs, or as a port helper of TestIntegrationNonRoot
+// (portHelper), when the environment names a role, and the tests
 // otherwise.
 func TestMain(m *testing.M) {
+	if role := os.Getenv(envHelper); role != "" {
+		os.Exit(portHelper(role))
+	}
 	if role := os.Getenv(envRole); role != "" {
 		if err := streamHelper(role); err != nil {
 			fmt.Fprintln(os.Stderr, "stream helper:", err)

@@ -20,23 +20,23 @@ const (
 	Busy                      Status = 5  // GM_BUSY: the port is open in another process
 	MemoryFault               Status = 6  // GM_MEMORY_FAULT
 	Interrupted               Status = 7  // GM_INTERRUPTED
-	InvalidParameter          Status = 8  // GM_INVALID_PARAMETER
+	InvalidParameter          Status = 8  // GM_INVALID_PARAMETER: a malformed node map
 	OutOfMemory               Status = 9  // GM_OUT_OF_MEMORY
 	InvalidCommand            Status = 10 // GM_INVALID_COMMAND
-	PermissionDenied          Status = 11 // GM_PERMISSION_DENIED: reserved port without Config.Privileged
+	PermissionDenied          Status = 11 // GM_PERMISSION_DENIED: a reserved port, a missing capability (CAP_NET_RAW), an unreadable map
 	InternalError             Status = 12 // GM_INTERNAL_ERROR
 	Unattached                Status = 13 // GM_UNATTACHED
-	UnsupportedDevice         Status = 14 // GM_UNSUPPORTED_DEVICE
+	UnsupportedDevice         Status = 14 // GM_UNSUPPORTED_DEVICE: not an Ethernet interface, or its MTU is too small
 	SendTimedOut              Status = 15 // GM_SEND_TIMED_OUT: no receive buffer within the progress timeout
 	SendRejected              Status = 16 // GM_SEND_REJECTED: size class not acceptable at the target
 	SendTargetPortClosed      Status = 17 // GM_SEND_TARGET_PORT_CLOSED
 	SendTargetNodeUnreachable Status = 18 // GM_SEND_TARGET_NODE_UNREACHABLE
 	SendDropped               Status = 19 // GM_SEND_DROPPED: removed by DropSends (not an error)
 	SendPortClosed            Status = 20 // GM_SEND_PORT_CLOSED (internal in GM; unused)
-	NodeIDNotYetSet           Status = 21 // GM_NODE_ID_NOT_YET_SET: this host is not in the node map
+	NodeIDNotYetSet           Status = 21 // GM_NODE_ID_NOT_YET_SET: a send before a node map lists this host
 	StillShuttingDown         Status = 22 // GM_STILL_SHUTTING_DOWN
 	CloneBusy                 Status = 23 // GM_CLONE_BUSY
-	NoSuchDevice              Status = 24 // GM_NO_SUCH_DEVICE: no such unit or interface
+	NoSuchDevice              Status = 24 // GM_NO_SUCH_DEVICE: no such interface
 	Aborted                   Status = 25 // GM_ABORTED
 	IncompatibleLibAndDriver  Status = 26 // GM_INCOMPATIBLE_LIB_AND_DRIVER
 	UntranslatedSystemError   Status = 27 // GM_UNTRANSLATED_SYSTEM_ERROR
@@ -123,4 +123,22 @@ func Strerror(s Status) string {
 // standard error.
 func Perror(msg string, s Status) {
 	fmt.Fprintf(os.Stderr, "%s: %s\n", msg, Strerror(s))
+}
+
+// statusError is an error of status st with the message msg, which says
+// what happened; it wraps st and cause (errors.Is finds both) without
+// repeating the cause's text.
+type statusError struct {
+	st    Status
+	msg   string
+	cause error
+}
+
+func (e *statusError) Error() string { return e.st.Error() + ": " + e.msg }
+
+func (e *statusError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.st}
+	}
+	return []error{e.st, e.cause}
 }

@@ -1,27 +1,65 @@
 #!/usr/bin/env bash
 # deps.sh installs the Debian packages EtherGM's tests, demo or benchmarks need,
-# only those that are missing (idempotent). Usage: scripts/deps.sh test|bench|demo|screenshot
+# only those that are missing (idempotent).
+# Usage: scripts/deps.sh [--list] test|bench|demo|screenshot
+# --list prints "COMMAND PACKAGE" for every command of the set and installs nothing.
+#
+# "test" is everything `make test` runs: the unit tests, the netns suites
+# (which include TestNetnsBench and its UDP and TCP baselines) and the tshark
+# suites, so it is a superset of "bench" and "demo". When a test starts to
+# run a new program, add it here (command, then the Debian package that has it).
 set -euo pipefail
+
+list=0
+if [ "${1:-}" = --list ]; then
+	list=1
+	shift
+fi
 
 want=()
 need() { # need COMMAND PACKAGE
-	command -v "$1" >/dev/null 2>&1 || want+=("$2")
+	if [ $list = 1 ]; then
+		echo "$1 $2"
+		return 0
+	fi
+	command -v "$1" >/dev/null 2>&1 && return 0
+	local p
+	for p in "${want[@]}"; do
+		[ "$p" = "$2" ] && return 0
+	done
+	want+=("$2")
+}
+
+# Namespaces, links, bridges; CPU pinning, priorities and credentials.
+base() {
+	need ip iproute2
+	need bridge iproute2
+	need taskset util-linux
+	need setpriv util-linux
+	need nice coreutils
+	need env coreutils
+}
+
+# The benchmarks' baselines: UDP (sockperf) and TCP (NetPIPE).
+baselines() {
+	need sockperf sockperf
+	need NPtcp netpipe-tcp
 }
 
 case "${1:-test}" in
 test)
-	need ip iproute2
+	base
+	baselines
 	need tshark tshark
-	need taskset util-linux
+	need dumpcap wireshark-common # tshark depends on it; named for clarity
 	;;
 bench)
-	need ip iproute2
-	need taskset util-linux
-	need sockperf sockperf
-	need NPtcp netpipe-tcp
+	base
+	baselines
 	;;
 demo)
 	need ip iproute2
+	need bridge iproute2
 	;;
 screenshot)
 	need wireshark wireshark
@@ -35,6 +73,7 @@ screenshot)
 	;;
 esac
 
+[ $list = 1 ] && exit 0
 [ ${#want[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

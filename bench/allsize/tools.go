@@ -52,23 +52,23 @@ func (b *bench) runClient(p *path, timeout time.Duration, name string, args ...s
 // lastLine returns the last non-empty line of s.
 func lastLine(s string) string { return runner.LastLine(s) }
 
-// gmEnv returns the env(1) arguments that run gm_allsize as host h.
-func (b *bench) gmEnv(p *path, h *netns.Host, args ...string) []string {
-	return append([]string{"ETHERGM_HOST=" + h.Name, "ETHERGM_STATE_DIR=" + h.Dir, "ETHERGM_MAP=" + p.mapFile, b.bin}, args...)
+// gmArgs returns the arguments that run gm_allsize as host h.
+func (b *bench) gmArgs(p *path, h *netns.Host, args ...string) []string {
+	return append([]string{"--hostname", h.Name, "--state-dir", h.Dir, "--map-file", p.mapFile}, args...)
 }
 
 // gmAllsize runs one two-host gm_allsize run and returns its points.
 func (b *bench) gmAllsize(p *path, rep int) ([]report.Point, error) {
-	srv, err := b.startServer(p, "serving on", "env", b.gmEnv(p, p.server, "--serve", "--once", "--unit", p.server.Ifaces[0])...)
+	srv, err := b.startServer(p, "serving on", b.bin, b.gmArgs(p, p.server, "--serve", "--once", "--unit", p.server.Ifaces[0])...)
 	if err != nil {
 		return nil, err
 	}
 	base := filepath.Join(b.dir, fmt.Sprintf("gm-mtu%d-rep%d", p.mtu, rep))
-	_, err = b.runClient(p, 5*time.Minute, "env", b.gmEnv(p, p.client,
+	_, err = b.runClient(p, 5*time.Minute, b.bin, b.gmArgs(p, p.client,
 		"--remote-host=host1", "--unit", p.client.Ifaces[0],
 		"--min-size", strconv.Itoa(b.cfg.minSize), "--max-size", strconv.Itoa(b.cfg.maxSize),
 		"--random", "0", "--iterations", strconv.Itoa(b.cfg.iterations),
-		"--csv", base+".csv", "--json", base+".json")...)
+		"--csv="+base+".csv", "--json="+base+".json")...)
 	if err != nil {
 		b.stopServer(srv, syscall.SIGTERM)
 		return nil, err

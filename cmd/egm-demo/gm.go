@@ -16,7 +16,7 @@ import (
 
 // gmDemo runs the GM part of the demo: the shared node map, gm_allsize
 // --verify on the first host, and a two-host gm_allsize run.
-func gmDemo(c *netns.Cluster, bin string) error {
+func gmDemo(c *netns.Cluster, bin string, verbose bool) error {
 	allsize, cleanup, err := allsizeBinary(bin)
 	if err != nil {
 		return err
@@ -34,19 +34,20 @@ func gmDemo(c *netns.Cluster, bin string) error {
 	}
 
 	a, b := c.Hosts[0], c.Hosts[len(c.Hosts)-1]
+	// env returns the command line that runs gm_allsize as host h.
 	env := func(h *netns.Host, args ...string) []string {
-		return append([]string{"ETHERGM_HOST=" + h.Name, "ETHERGM_STATE_DIR=" + h.Dir, "ETHERGM_MAP=" + mapPath, allsize}, args...)
+		return append([]string{allsize, "--hostname", h.Name, "--state-dir", h.Dir, "--map-file", mapPath}, args...)
 	}
 
 	fmt.Printf("\n%s: gm_allsize --verify (loopback between two ports of one host, every byte checked)\n", a.Name)
 	out, err := runIn(a, 2*time.Minute, env(a, "--verify", "--unit", a.Ifaces[0], "--min-size", "3", "--max-size", "16", "--iterations", "200", "--priority", "both")...)
-	printSummary(out, false)
+	printSummary(out, verbose)
 	if err != nil {
 		return fmt.Errorf("gm_allsize --verify on %s: %w", a.Name, err)
 	}
 
 	fmt.Printf("\n%s serves, %s measures: gm_allsize --remote-host=%s --verify, size classes 3..21, unit eth0, across the switch\n", b.Name, a.Name, b.Name)
-	srv, err := b.Start("env", env(b, "--serve", "--once", "--unit", b.Ifaces[0])...)
+	srv, err := start(b, env(b, "--serve", "--once", "--unit", b.Ifaces[0]))
 	if err != nil {
 		return err
 	}
@@ -69,7 +70,7 @@ func gmDemo(c *netns.Cluster, bin string) error {
 func railsDemo(a, b *netns.Host, env func(*netns.Host, ...string) []string) error {
 	unit := strings.Join(a.Ifaces[:2], ",")
 	fmt.Printf("\nmulti-rail: the same run with --unit %s on both hosts (large messages striped in 32-frame chunks)\n", unit)
-	srv, err := b.Start("env", env(b, "--serve", "--once", "--unit", unit)...)
+	srv, err := start(b, env(b, "--serve", "--once", "--unit", unit))
 	if err != nil {
 		return err
 	}
@@ -115,8 +116,16 @@ func ifaceCounters(h *netns.Host) ([2][2]uint64, error) {
 }
 
 // allsizeBinary returns the path of gm_allsize: from dir if given, else
+// the one next to this program (make install puts them together), else
 // built into a temporary folder that cleanup removes.
 func allsizeBinary(dir string) (string, func(), error) {
+	if dir == "" {
+		if self, err := os.Executable(); err == nil {
+			if p := filepath.Join(filepath.Dir(self), "gm_allsize"); isExecutable(p) {
+				return p, func() {}, nil
+			}
+		}
+	}
 	if dir != "" {
 		p, err := filepath.Abs(filepath.Join(dir, "gm_allsize"))
 		if err != nil {
@@ -137,15 +146,25 @@ func allsizeBinary(dir string) (string, func(), error) {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		cleanup()
-		return "", nil, fmt.Errorf("building gm_allsize (or pass -bin): %v\n%s", err, out)
+		return "", nil, fmt.Errorf("building gm_allsize (or pass --bin DIR): %v\n%s", err, out)
 	}
 	return p, cleanup, nil
 }
 
+// start starts the command line args in h.
+func start(h *netns.Host, args []string) (*netns.Proc, error) { return h.Start(args[0], args[1:]...) }
+
+// isExecutable reports whether p is an executable regular file.
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// runIn runs the command line args in h and returns its output.
 func runIn(h *netns.Host, timeout time.Duration, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	out, err := h.CommandContext(ctx, "env", args...).CombinedOutput()
+	out, err := h.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
 	if ctx.Err() != nil {
 		return string(out), fmt.Errorf("timed out after %v", timeout)
 	}

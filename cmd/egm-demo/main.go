@@ -13,12 +13,12 @@
 //     messages over both rails, and the interfaces' counters show it.
 //
 // It needs root (CAP_NET_ADMIN for the namespaces, CAP_NET_RAW for the
-// sockets) and a gm_allsize binary (-bin, or built with `go build`).
+// sockets) and a gm_allsize binary (--bin DIR, or built with `go build`).
+// Its options follow the convention of every EtherGM command (package
+// internal/cli): --help, --version, -v (every result line of gm_allsize).
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -27,31 +27,60 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm/link"
+	"github.com/ethergm/ethergm/internal/cli"
 	"github.com/ethergm/ethergm/tests/netns"
 	"github.com/ethergm/ethergm/wire"
 )
 
-func main() {
-	var (
-		hosts  = flag.Int("hosts", 3, "hosts in the cluster (one switch)")
-		rounds = flag.Int("rounds", 20000, "ping-pong round trips")
-		dur    = flag.Duration("stream", 2*time.Second, "how long to stream full frames")
-		bin    = flag.String("bin", "", "folder holding gm_allsize (default: build it with go build)")
-	)
-	flag.Parse()
-	if err := run(*hosts, *rounds, *dur, *bin); err != nil {
-		fmt.Fprintln(os.Stderr, "egm-demo:", err)
-		os.Exit(1)
-	}
+func main() { os.Exit(run(os.Args[1:])) }
+
+const description = `Build a cluster of hosts in network namespaces on this machine, move real
+EtherGM frames between them (link-level ping-pong and streaming, then
+gm_allsize on one host and between two, then over two rails), print what
+was measured, and remove everything it made. It needs root.
+
+Exit status: 0 on success, 1 on a failure, 2 for a bad command line.`
+
+// options are the command line.
+type options struct {
+	hosts     int
+	rounds    int
+	streamFor time.Duration
+	bin       string
+	verbose   int
 }
 
-func run(nhosts, rounds int, streamFor time.Duration, bin string) error {
-	if nhosts < 2 {
-		return errors.New("-hosts must be at least 2")
+func run(args []string) int {
+	var o options
+	c := cli.New("egm-demo", os.Stdout, os.Stderr)
+	c.Description(description)
+	c.Flags.IntVar(&o.hosts, "hosts", 3, "hosts in the cluster (one switch per rail), at least 2")
+	c.Flags.IntVar(&o.rounds, "rounds", 20000, "link-level ping-pong round trips")
+	c.Flags.DurationVar(&o.streamFor, "stream", 2*time.Second, "how long to stream full frames")
+	c.Flags.StringVar(&o.bin, "bin", "", "the directory `DIR` holding gm_allsize (default: next to egm-demo, else build it with go build)")
+	c.VerboseFlag(&o.verbose, "print every result line of gm_allsize, not only the first and last")
+	if code, done := c.Parse(args); done {
+		return code
+	}
+	switch {
+	case o.hosts < 2 || o.hosts > netns.MaxHosts:
+		return c.Usagef("invalid value \"%d\" for --hosts: want 2..%d", o.hosts, netns.MaxHosts)
+	case o.rounds < 10:
+		return c.Usagef("invalid value \"%d\" for --rounds: want at least 10", o.rounds)
+	case o.streamFor <= 0:
+		return c.Usagef("invalid value \"%v\" for --stream: want a positive duration", o.streamFor)
 	}
 	if err := netns.Available(); err != nil {
-		return err
+		return c.FailWith(err, "run it as root (sudo make demo), with iproute2 installed")
 	}
+	if err := demo(&o); err != nil {
+		return c.Fail(err)
+	}
+	return cli.ExitOK
+}
+
+func demo(o *options) error {
+	nhosts := o.hosts
 	c, err := netns.NewCluster(netns.Options{Hosts: nhosts, Rails: 2})
 	if err != nil {
 		return err
@@ -93,9 +122,9 @@ func run(nhosts, rounds int, streamFor time.Duration, bin string) error {
 		name string
 		wait bool
 	}{{"polling (busy-polled ring)", false}, {"blocking (asleep in the kernel)", true}} {
-		n := rounds
+		n := o.rounds
 		if mode.wait {
-			n = rounds / 10
+			n = o.rounds / 10
 		}
 		rtts, err := pingPong(la, lb, port, n, mode.wait)
 		if err != nil {
@@ -105,6 +134,7 @@ func run(nhosts, rounds int, streamFor time.Duration, bin string) error {
 			a.Name, b.Name, n, mode.name, pct(rtts, 50), pct(rtts, 99))
 	}
 
+	streamFor := o.streamFor
 	got, gbps, err := stream(lb, la, port, streamFor)
 	if err != nil {
 		return fmt.Errorf("stream: %w", err)
@@ -118,7 +148,7 @@ func run(nhosts, rounds int, streamFor time.Duration, bin string) error {
 	la.Close()
 	lb.Close()
 
-	return gmDemo(c, bin)
+	return gmDemo(c, o.bin, o.verbose > 0)
 }
 
 // openIn opens a link on the host's first interface from inside its namespace.

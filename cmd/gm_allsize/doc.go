@@ -23,7 +23,7 @@
 //
 // # Verification
 //
-// With --verify (-v) every payload carries a pattern derived from (size,
+// With --verify every payload carries a pattern derived from (size,
 // length, sequence number); the server checks each request and the client
 // each echo, byte for byte. A mismatch prints
 //
@@ -42,14 +42,25 @@
 // half-rtt is half the round trip in microseconds; bw is MB/s with MB =
 // 10^6 bytes. Then a summary: points, messages, bytes, data errors, failed
 // sends, and the counter deltas of the ports (resends, nacks, drops, CRC
-// errors; for a two-host run the server's too). --json FILE and --csv FILE
-// ("-" for standard output, which moves the text to standard error) write
-// the same results for scripts (formats: package report). A progress line
-// is shown on standard error when it is a terminal.
+// errors; for a two-host run the server's too). --json and --csv write the
+// same results for scripts (formats: package report) to standard output,
+// which moves the text to standard error; --json=FILE and --csv=FILE write
+// them to files. A progress line is shown on standard error when it is a
+// terminal. -v (--verbose) adds the loopback server's log, prefixed
+// "server: ", on standard error.
 //
 // The exit status is 0 when every message was intact and every send
-// succeeded, 1 on a data error, a failed send or a run that stopped early,
-// and 2 for bad options or a port that could not be opened.
+// succeeded, 1 on a data error, a failed send, a port that could not be
+// opened or a run that stopped early, and 2 for a bad command line (an
+// unknown option, a bad value, an unexpected argument). Errors are one
+// line that names the GM status and says what to do:
+//
+//	gm_allsize: GM_PERMISSION_DENIED: ...; ports 0, 1 and 3 are reserved for GM's daemons; use --port 2 or 4..15
+//
+// The options follow the convention of every EtherGM command (package
+// internal/cli): --help, --version, --unit, --port, --remote-host,
+// --remote-port, --hostname, --map-file, --state-dir, --json, --pcap,
+// --verbose.
 //
 // # Plots
 //
@@ -59,11 +70,13 @@
 // bench/allsize driver writes them for UDP and TCP). --plot FILE.png
 // converts the SVG with rsvg-convert if it is installed.
 //
-// # Environment
+// # Host, map and state
 //
-// The port's host name, node map and state directory come from
-// ETHERGM_HOST, ETHERGM_MAP and ETHERGM_STATE_DIR (see package gm). --pcap
-// FILE (or ETHERGM_PCAP) records the frames of the port in pcapng (package
-// capture); in a loopback run that is the client's port, which sees both
-// directions.
+// --hostname NAME names this host in the node map --map-file FILE;
+// --state-dir DIR holds the per-host state (units file, default map). Each
+// defaults to its environment variable (ETHERGM_HOST, ETHERGM_MAP,
+// ETHERGM_STATE_DIR), then to the kernel's host name, DIR/map and
+// /run/ethergm. --pcap FILE (or ETHERGM_PCAP) records the frames of the
+// port in pcapng (package capture); in a loopback run that is the client's
+// port, which sees both directions.
 package main

@@ -92,7 +92,9 @@ func runTool(t *testing.T, h *netns.Host, mapPath string, timeout time.Duration,
 // serves.
 func startServer(t *testing.T, h *netns.Host, mapPath string, args ...string) *netns.Proc {
 	t.Helper()
-	p, err := h.Start("env", envArgs(h, mapPath, binary(t), append([]string{"--serve", "--once"}, args...)...)...)
+	// The server gets host, state and map as options, the clients from the
+	// environment: both must work.
+	p, err := h.Start(binary(t), append([]string{"--hostname", h.Name, "--state-dir", h.Dir, "--map-file", mapPath, "--serve", "--once"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +179,7 @@ func TestIntegrationTwoHost(t *testing.T) {
 	js, cs, svg := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv"), filepath.Join(dir, "r.svg")
 	out, status := runTool(t, c.Hosts[0], m, 60*time.Second,
 		"--remote-host=host1", "--unit", "eth0", "--priority", "both", "--min-size", "3", "--max-size", "12",
-		"--iterations", "30", "--json", js, "--csv", cs, "--plot", svg, "--baseline", base)
+		"--iterations", "30", "--json="+js, "--csv="+cs, "--plot", svg, "--baseline", base)
 	t.Logf("client output:\n%s", out)
 	t.Logf("server output:\n%s", srv.Output())
 	if status != 0 {
@@ -342,7 +344,7 @@ func TestIntegrationServerBusy(t *testing.T) {
 	if strings.Contains(a.Output(), "summary:") {
 		t.Fatalf("first client finished before it was frozen:\n%s", a.Output())
 	}
-	out, status := runTool(t, h, m, 30*time.Second, "--remote-host=host1", "--unit", "eth0", "--port", "5", "--server-port", "2", "--max-size", "5", "--timeout", "20s")
+	out, status := runTool(t, h, m, 30*time.Second, "--remote-host=host1", "--unit", "eth0", "--port", "5", "--remote-port", "2", "--max-size", "5", "--timeout", "20s")
 	if err := syscall.Kill(-a.Pid(), syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -20,17 +19,15 @@ import (
 	"github.com/ethergm/ethergm/cmd/gm_allsize/internal/allsize"
 	"github.com/ethergm/ethergm/cmd/gm_allsize/report"
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/cli"
 )
 
 // Exit statuses.
 const (
-	exitOK    = 0 // every message intact, every send succeeded
-	exitFail  = 1 // data errors, failed sends, or the run stopped early
-	exitUsage = 2 // bad options, or the port could not be opened
+	exitOK    = cli.ExitOK      // every message intact, every send succeeded
+	exitFail  = cli.ExitFailure // data errors, failed sends, a port that could not be opened, or a run that stopped early
+	exitUsage = cli.ExitUsage   // bad command line
 )
-
-// errUsage marks command-line errors.
-var errUsage = errors.New("usage")
 
 // options are the parsed command line.
 type options struct {
@@ -41,7 +38,7 @@ type options struct {
 	remote     string
 	unit       string
 	port       int
-	serverPort int // -1: default
+	remotePort int // -1: default
 	priority   string
 	lengths    string
 	maxBytes   string
@@ -53,18 +50,14 @@ type options struct {
 	label      string
 	noCRC      bool
 	window     int
+	verbose    int
+	cfg        gm.Config
 	pcap       *capture.Setting
 }
 
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
-
-const usageText = `Usage:
-  gm_allsize [--verify] [options]                loopback run on this host (two local ports)
-  gm_allsize --serve [--once] [--unit U] [--port P]   serve two-host runs
-  gm_allsize --remote-host=HOST|NODE [options]   two-host run against a server
+const description = `Verify and benchmark EtherGM for every message size: a loopback run on
+this host (the first form), a server for two-host runs (--serve), or a
+two-host run against a server (--remote-host).
 
 For each size class from --min-size to --max-size, gm_allsize sends the
 lengths 0, 1, the powers of two of the class, the class maximum (2^size-8)
@@ -80,62 +73,98 @@ first send to the server's report that it received the last message. iters
 is the number of timed round trips and of bandwidth messages (long messages
 use fewer: --max-bytes).
 
+A server needs only --unit and --port: the client sends it the run's
+parameters.
+
 A summary follows: messages, data errors, failed sends and counter deltas
 (resends, nacks, drops, CRC errors). With --verify, every payload carries a
 pattern derived from (size, length, sequence) and both sides check it byte
 for byte; a mismatch prints "size S len L seq Q: offset O expected 0xEE got
-0xGG". The exit status is 0 when every message was intact and every send
-succeeded, 1 otherwise, 2 for bad options or a port that cannot be opened.
+0xGG".
 
-The node map, host name and state directory come from ETHERGM_MAP,
-ETHERGM_HOST and ETHERGM_STATE_DIR (see package gm).
+Exit status: 0 when every message was intact and every send succeeded, 1
+otherwise (or when a port could not be opened), 2 for a bad command line.`
 
-Options:
-`
-
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
-	o := &options{run: allsize.Defaults(), serverPort: -1}
-	fs := flag.NewFlagSet("gm_allsize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText)
-		fs.PrintDefaults()
-	}
+// newCommand returns gm_allsize's command line, filling o.
+func newCommand(o *options, stdout, stderr io.Writer) *cli.Command {
+	*o = options{run: allsize.Defaults()}
+	c := cli.New("gm_allsize", stdout, stderr)
+	c.Synopsis(
+		"[--verify] [OPTION]...",
+		"--serve [--once] [--unit UNIT] [--port PORT]",
+		"--remote-host HOST [--verify] [OPTION]...")
+	c.Description(description)
+	fs := c.Flags
 	fs.BoolVar(&o.run.Verify, "verify", false, "fill payloads with a pattern and check every byte on both sides")
-	fs.BoolVar(&o.run.Verify, "v", false, "short for --verify")
 	fs.BoolVar(&o.serve, "serve", false, "serve two-host runs (echo, sink) until interrupted")
 	fs.BoolVar(&o.once, "once", false, "with --serve: exit after one session (status 1 if it saw data errors)")
-	fs.StringVar(&o.remote, "remote-host", "", "run against the server on `HOST` (a host name of the node map, or a node id)")
-	fs.StringVar(&o.unit, "unit", "", "the GM `unit`: a unit name or interface list (default: $ETHERGM_UNIT, else the only interface that is up)")
-	fs.IntVar(&o.port, "port", 2, "the GM `port` to open (the server's port with --serve)")
-	fs.IntVar(&o.serverPort, "server-port", -1, "the server's `port`: default --port for --remote-host, the next free port for a loopback run")
+	c.RemoteHostFlag(&o.remote, "run against the server on `HOST` (a host name of the node map, or a node id)")
+	c.UnitFlag(&o.unit, "")
+	c.PortFlag(&o.port, 2, "the GM `PORT` to open, 2 or 4..15 (the server's port with --serve)")
+	o.remotePort = -1
+	fs.Var(remotePortValue{&o.remotePort}, "remote-port",
+		"the server's `PORT` (default: --port for --remote-host, the next free port for a loopback run)")
+	c.GMFlags(&o.cfg)
 	fs.IntVar(&o.run.MinSize, "min-size", allsize.DefaultMinSize, "smallest size class tested (3..30)")
 	fs.IntVar(&o.run.MaxSize, "max-size", allsize.DefaultMaxSize, "largest size class tested (3..30)")
 	fs.IntVar(&o.run.Iterations, "iterations", allsize.DefaultIterations, "timed round trips and bandwidth messages per length")
-	fs.StringVar(&o.maxBytes, "max-bytes", "32M", "byte budget per length and measurement: a length L uses min(iterations, max(2, bytes/L)) iterations (k, M, G = 2^10, 2^20, 2^30)")
+	fs.StringVar(&o.maxBytes, "max-bytes", "32M", "byte budget per length and measurement: a length L uses min(iterations, max(2, `BYTES`/L)) iterations (k, M, G = 2^10, 2^20, 2^30)")
 	fs.StringVar(&o.priority, "priority", "low", "priorities tested: `low`, high or both")
 	fs.IntVar(&o.run.Random, "random", 1, "random lengths per size class")
 	fs.Uint64Var(&o.run.Seed, "seed", 1, "seed of the random lengths")
-	fs.StringVar(&o.lengths, "lengths", "", "test only these comma-separated `lengths` (k, M suffixes), each in its smallest size class")
+	fs.StringVar(&o.lengths, "lengths", "", "test only these comma-separated `LENGTHS` (k, M suffixes), each in its smallest size class")
 	fs.DurationVar(&o.run.Timeout, "timeout", allsize.DefaultTimeout, "give up when the peer makes no progress for this long")
-	fs.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to `FILE` (- for standard output)")
-	fs.StringVar(&o.csvPath, "csv", "", "also write the results as CSV to `FILE` (- for standard output)")
+	c.JSONFlag(&o.jsonPath, "write the results as JSON to standard output (the text goes to standard error), or to `FILE` with --json=FILE")
+	fs.StringVar(&o.csvPath, "csv", "", "write the results as CSV to standard output (the text goes to standard error), or to `FILE` with --csv=FILE")
+	fs.Lookup("csv").NoOptDefVal = "-"
 	fs.StringVar(&o.plotPath, "plot", "", "draw latency and bandwidth against length in `FILE`.svg (or .png, with rsvg-convert)")
-	fs.Var((*listFlag)(&o.baselines), "baseline", "add the series of a baseline CSV `FILE` to the plot (columns series,length,half_rtt_us,bw_mbs; repeatable)")
-	fs.StringVar(&o.title, "title", "", "plot title")
-	fs.StringVar(&o.label, "label", "EtherGM", "series name prefix of the results (\"<label> low\", \"<label> high\")")
+	fs.StringArrayVar(&o.baselines, "baseline", nil, "add the series of a baseline CSV `FILE` to the plot (columns series,length,half_rtt_us,bw_mbs; repeatable)")
+	fs.StringVar(&o.title, "title", "", "plot `TITLE`")
+	fs.StringVar(&o.label, "label", "EtherGM", "series name prefix of the results (\"LABEL low\", \"LABEL high\")")
 	fs.BoolVar(&o.noCRC, "no-crc-check", false, "deliver frames whose CRC32C is wrong (to test --verify itself)")
-	fs.IntVar(&o.window, "window", 0, "frames in flight per stream of this side's port, 1..1024 (default: the gm default, 512)")
-	o.pcap = capture.Flag(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	fs.IntVar(&o.window, "window", 0, "frames in flight per stream of this side's port, 1..1024 (default: 512)")
+	c.VerboseFlag(&o.verbose, "also print the loopback server's log (prefixed \"server: \") on standard error")
+	o.pcap = c.PcapFlag()
+	return c
+}
+
+// remotePortValue is --remote-port: a GM port, -1 (its default) shown as
+// empty.
+type remotePortValue struct{ p *int }
+
+func (v remotePortValue) String() string {
+	if v.p == nil || *v.p < 0 {
+		return ""
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	return strconv.Itoa(*v.p)
+}
+func (v remotePortValue) Type() string { return "PORT" }
+func (v remotePortValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n >= gm.NumPorts {
+		return fmt.Errorf("a GM port is 0..%d", gm.NumPorts-1)
 	}
+	*v.p = n
+	return nil
+}
+
+// parseFlags parses and checks the command line. If done, the command
+// exits with code (help, version or a usage error, already reported).
+func parseFlags(args []string, stdout, stderr io.Writer) (o *options, c *cli.Command, code int, done bool) {
+	o = new(options)
+	c = newCommand(o, stdout, stderr)
+	if code, done := c.Parse(args); done {
+		return nil, c, code, true
+	}
+	if msg := o.check(); msg != "" {
+		return nil, c, c.Usagef("%s", msg), true
+	}
+	return o, c, exitOK, false
+}
+
+// check checks the values that pflag does not; it returns the usage
+// error, "" if there is none.
+func (o *options) check() string {
 	switch o.priority {
 	case "low":
 		o.run.Priorities = []gm.Priority{gm.LowPriority}
@@ -144,40 +173,62 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	case "both":
 		o.run.Priorities = []gm.Priority{gm.LowPriority, gm.HighPriority}
 	default:
-		return nil, fmt.Errorf("%w: --priority %q: want low, high or both", errUsage, o.priority)
+		return fmt.Sprintf("invalid value %q for --priority: want low, high or both", o.priority)
 	}
 	mb, err := parseBytes(o.maxBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --max-bytes: %v", errUsage, err)
+		return fmt.Sprintf("invalid value %q for --max-bytes: %v", o.maxBytes, err)
 	}
 	o.run.MaxBytes = mb
 	if o.lengths != "" {
 		for f := range strings.SplitSeq(o.lengths, ",") {
 			l, err := parseBytes(strings.TrimSpace(f))
 			if err != nil {
-				return nil, fmt.Errorf("%w: --lengths: %v", errUsage, err)
+				return fmt.Sprintf("invalid value %q for --lengths: %v", o.lengths, err)
 			}
 			o.run.Lengths = append(o.run.Lengths, int(l))
 		}
 	}
-	if err := o.run.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	r := &o.run
+	switch {
+	case r.MinSize < allsize.MinSize || r.MinSize > allsize.MaxSize:
+		return fmt.Sprintf("invalid value \"%d\" for --min-size: want %d..%d", r.MinSize, allsize.MinSize, allsize.MaxSize)
+	case r.MaxSize < allsize.MinSize || r.MaxSize > allsize.MaxSize:
+		return fmt.Sprintf("invalid value \"%d\" for --max-size: want %d..%d", r.MaxSize, allsize.MinSize, allsize.MaxSize)
+	case r.MinSize > r.MaxSize:
+		return fmt.Sprintf("--min-size %d is larger than --max-size %d", r.MinSize, r.MaxSize)
+	case r.Iterations < 1:
+		return fmt.Sprintf("invalid value \"%d\" for --iterations: want at least 1", r.Iterations)
+	case r.MaxBytes < 1:
+		return fmt.Sprintf("invalid value %q for --max-bytes: want at least 1", o.maxBytes)
+	case r.Random < 0:
+		return fmt.Sprintf("invalid value \"%d\" for --random: want 0 or more", r.Random)
+	case r.Timeout <= 0:
+		return fmt.Sprintf("invalid value \"%v\" for --timeout: want a positive duration", r.Timeout)
+	}
+	for _, l := range r.Lengths {
+		if l < 0 || l > gm.MaxLengthForSize(allsize.MaxSize) {
+			return fmt.Sprintf("invalid value %q for --lengths: %d is longer than the longest message, %d bytes", o.lengths, l, gm.MaxLengthForSize(allsize.MaxSize))
+		}
+	}
+	if err := r.Validate(); err != nil { // whatever the checks above missed
+		return err.Error()
 	}
 	if o.serve && o.remote != "" {
-		return nil, fmt.Errorf("%w: --serve and --remote-host exclude each other", errUsage)
+		return "--serve and --remote-host exclude each other"
 	}
 	if o.window < 0 || o.window > 1024 {
-		return nil, fmt.Errorf("%w: --window %d: want 1..1024", errUsage, o.window)
+		return fmt.Sprintf("invalid value \"%d\" for --window: want 1..1024", o.window)
 	}
-	if o.port < 0 || o.port >= gm.NumPorts {
-		return nil, fmt.Errorf("%w: --port %d (ports are 0..%d)", errUsage, o.port, gm.NumPorts-1)
+	if o.jsonPath == "-" && o.csvPath == "-" {
+		return "--json and --csv cannot both write to standard output; give one a file (--csv=FILE)"
 	}
 	if strings.HasSuffix(o.plotPath, ".png") {
 		if _, err := exec.LookPath("rsvg-convert"); err != nil {
-			return nil, fmt.Errorf("%w: --plot %s: PNG needs rsvg-convert (Debian librsvg2-bin); write .svg instead", errUsage, o.plotPath)
+			return fmt.Sprintf("--plot %s: PNG needs rsvg-convert (Debian librsvg2-bin); write .svg instead", o.plotPath)
 		}
 	}
-	return o, nil
+	return ""
 }
 
 // parseBytes parses a byte count with an optional k, M or G suffix
@@ -203,13 +254,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // run is the whole command; it returns the exit status.
 func run(args []string, stdout, stderr *os.File) int {
-	o, err := parseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "gm_allsize: %v\n", strings.TrimPrefix(err.Error(), "usage: "))
-		return exitUsage
+	o, c, code, done := parseFlags(args, stdout, stderr)
+	if done {
+		return code
 	}
 	stop := new(atomic.Bool)
 	sigs := make(chan os.Signal, 1)
@@ -223,39 +270,35 @@ func run(args []string, stdout, stderr *os.File) int {
 
 	capt, err := o.pcap.Open()
 	if err != nil {
-		fmt.Fprintf(stderr, "gm_allsize: %v\n", err)
-		return exitUsage
+		return c.FailWith(err, "pass --pcap with a file in a folder you can write to")
 	}
 	defer func() {
 		if err := capt.Close(); err != nil {
-			fmt.Fprintf(stderr, "gm_allsize: %v\n", err)
+			c.Fail(err)
 		}
 	}()
-	cfg := &gm.Config{Window: o.window}
+	cfg := o.cfg
+	cfg.Window = o.window
 	cfg.Link.NoCRCCheck = o.noCRC
-	unit, err := gm.ResolveUnit(o.unit, cfg)
+	unit, err := gm.ResolveUnit(o.unit, &cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "gm_allsize: %v\n", err)
-		return exitUsage
+		return c.Fail(err)
 	}
 	if o.serve {
 		cfg.Link.Tap = capt.TapFunc()
-		return serve(o, unit, cfg, stop, stdout, stderr)
+		return serve(c, o, unit, &cfg, stop)
 	}
-	return client(o, unit, cfg, capt, stop, stdout, stderr)
+	return client(c, o, unit, &cfg, capt, stop, stdout, stderr)
 }
 
 // serve runs server sessions, each on a freshly opened port, so that a
 // client that vanished leaves nothing behind.
-func serve(o *options, unit *gm.Unit, cfg *gm.Config, stop *atomic.Bool, stdout, stderr io.Writer) int {
+func serve(c *cli.Command, o *options, unit *gm.Unit, cfg *gm.Config, stop *atomic.Bool) int {
+	stdout := c.Stdout
 	for first := true; ; first = false {
 		p, err := gm.OpenUnit(unit, o.port, "gm_allsize server", cfg)
 		if err != nil {
-			fmt.Fprintf(stderr, "gm_allsize: open unit %s port %d: %v\n", unit.Name, o.port, err)
-			if first {
-				return exitUsage
-			}
-			return exitFail
+			return c.Fail(fmt.Errorf("open unit %s port %d: %w", unit.Name, o.port, err))
 		}
 		if first {
 			fmt.Fprintf(stdout, "gm_allsize: serving on host %s node %d unit %s port %d\n", p.HostName(), p.NodeID(), unit.Name, o.port)
@@ -318,7 +361,7 @@ func (l lineWriter) Write(b []byte) (int, error) {
 }
 
 // client runs a loopback or two-host run and writes its results.
-func client(o *options, unit *gm.Unit, cfg *gm.Config, capt *capture.Writer, stop *atomic.Bool, stdout, stderr *os.File) int {
+func client(c *cli.Command, o *options, unit *gm.Unit, cfg *gm.Config, capt *capture.Writer, stop *atomic.Bool, stdout, stderr *os.File) int {
 	var text io.Writer = stdout
 	if o.jsonPath == "-" || o.csvPath == "-" {
 		text = stderr
@@ -332,8 +375,7 @@ func client(o *options, unit *gm.Unit, cfg *gm.Config, capt *capture.Writer, sto
 	ccfg.Link.Tap = capt.TapFunc()
 	p, err := gm.OpenUnit(unit, o.port, "gm_allsize", &ccfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "gm_allsize: open unit %s port %d: %v\n", unit.Name, o.port, err)
-		return exitUsage
+		return c.Fail(fmt.Errorf("open unit %s port %d: %w", unit.Name, o.port, err))
 	}
 	defer p.Close()
 
@@ -356,12 +398,15 @@ func client(o *options, unit *gm.Unit, cfg *gm.Config, capt *capture.Writer, sto
 		meta.Mode = "loopback"
 		srvPort, err = openServerPort(unit, o, cfg)
 		if err != nil {
-			fmt.Fprintf(stderr, "gm_allsize: loopback server port: %v\n", err)
-			return exitUsage
+			return c.FailWith(fmt.Errorf("loopback server port: %w", err),
+				"pass --remote-port with a free port (2 or 4..15) for the loopback server")
 		}
 		defer srvPort.Close()
 		cl.Server, cl.ServerPort = p.NodeID(), srvPort.ID()
 		srv := &allsize.Server{Port: srvPort, Timeout: o.run.Timeout, Stop: stop}
+		if o.verbose > 0 {
+			srv.Out = &prefixWriter{w: stderr, prefix: "server: "}
+		}
 		srvDone = make(chan struct{})
 		go func() {
 			defer close(srvDone)
@@ -371,12 +416,11 @@ func client(o *options, unit *gm.Unit, cfg *gm.Config, capt *capture.Writer, sto
 		meta.Mode = "remote"
 		node, err := resolveNode(p, o.remote)
 		if err != nil {
-			fmt.Fprintf(stderr, "gm_allsize: --remote-host: %v\n", err)
-			return exitUsage
+			return c.Fail(fmt.Errorf("--remote-host %s: %w", o.remote, err))
 		}
 		cl.Server, cl.ServerPort = node, o.port
-		if o.serverPort >= 0 {
-			cl.ServerPort = o.serverPort
+		if o.remotePort >= 0 {
+			cl.ServerPort = o.remotePort
 		}
 	}
 	meta.RemoteNode, meta.ServerPort = uint32(cl.Server), cl.ServerPort
@@ -406,17 +450,17 @@ func client(o *options, unit *gm.Unit, cfg *gm.Config, capt *capture.Writer, sto
 		status = exitFail
 	}
 	if err := writeOutputs(o, r, stdout); err != nil {
-		fmt.Fprintf(stderr, "gm_allsize: %v\n", err)
+		c.Fail(err)
 		status = exitFail
 	}
 	return status
 }
 
-// openServerPort opens the server port of a loopback run: --server-port,
+// openServerPort opens the server port of a loopback run: --remote-port,
 // or the first free non-reserved port after --port.
 func openServerPort(unit *gm.Unit, o *options, cfg *gm.Config) (*gm.Port, error) {
-	if o.serverPort >= 0 {
-		return gm.OpenUnit(unit, o.serverPort, "gm_allsize loopback", cfg)
+	if o.remotePort >= 0 {
+		return gm.OpenUnit(unit, o.remotePort, "gm_allsize loopback", cfg)
 	}
 	var last error
 	for i := 1; i < gm.NumPorts; i++ {
@@ -456,16 +500,26 @@ func linkMTU(u *gm.Unit) int {
 	return ifi.MTU
 }
 
-// create opens path for writing; "-" is standard output.
-func create(path string, stdout io.Writer) (io.Writer, func() error, error) {
-	if path == "-" {
-		return stdout, func() error { return nil }, nil
+// prefixWriter writes to w with prefix at the start of every line.
+type prefixWriter struct {
+	w       io.Writer
+	prefix  string
+	midLine bool
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	var out []byte
+	for _, c := range b {
+		if !p.midLine {
+			out = append(out, p.prefix...)
+		}
+		out = append(out, c)
+		p.midLine = c != '\n'
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, nil, err
+	if _, err := p.w.Write(out); err != nil {
+		return 0, err
 	}
-	return f, f.Close, nil
+	return len(b), nil
 }
 
 // writeOutputs writes the --json, --csv and --plot files.
@@ -475,7 +529,7 @@ func writeOutputs(o *options, r *report.Run, stdout io.Writer) error {
 		if path == "" {
 			return
 		}
-		w, closeFn, err := create(path, stdout)
+		w, closeFn, err := cli.Create(path, stdout)
 		if err == nil {
 			err = errors.Join(fn(w), closeFn())
 		}

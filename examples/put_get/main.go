@@ -4,15 +4,15 @@
 //
 // Usage:
 //
-//	put_get -serve [-port N] [-unit NAME] [-host NAME] [-state DIR] [-map FILE]
-//	put_get -to HOST [-to-port N] [-bytes N] [-port N] [-unit NAME] [-host NAME] [-state DIR] [-map FILE]
+//	put_get --serve [--port N] [--unit NAME] [--hostname NAME] [--state-dir DIR] [--map-file FILE]
+//	put_get --remote-host HOST [--remote-port N] [--bytes N] [--port N] [--unit NAME] [--hostname NAME] [--state-dir DIR] [--map-file FILE]
 //
 // The server registers a buffer (RegisterMemory), allows remote access
 // (AllowRemoteMemoryAccess) and waits for a client. The exchange:
 //
 //  1. the client sends "hello"; the server answers with the buffer's
 //     8-byte RemotePtr (pointers travel in messages, as in GM);
-//  2. the client puts -bytes of a pattern at that pointer and waits for the
+//  2. the client puts --bytes of a pattern at that pointer and waits for the
 //     put's callback (the data is in the server's memory);
 //  3. it gets the same range back into a second buffer and compares;
 //  4. it sends "done"; the server, which saw no event for the put, checks
@@ -34,14 +34,14 @@ import (
 
 func main() {
 	serve := flag.Bool("serve", false, "run the server")
-	to := flag.String("to", "", "server host name (client)")
-	toPort := flag.Int("to-port", 4, "server port id (client)")
+	to := flag.String("remote-host", "", "the server `HOST`, a host name of the node map (client)")
+	toPort := flag.Int("remote-port", 4, "server port id (client)")
 	n := flag.Int("bytes", 40000, "bytes to put and get (client; at most the server's 1 MiB buffer)")
 	unit := flag.String("unit", "", "unit (interface list or units-file name); default: the only interface that is up")
 	port := flag.Int("port", 0, "port id to open (default 4 for the server, 2 for the client)")
-	host := flag.String("host", "", "this host's name in the node map (default $ETHERGM_HOST or the host name)")
-	state := flag.String("state", "", "state directory (default $ETHERGM_STATE_DIR or "+gm.DefaultStateDir+")")
-	mapFile := flag.String("map", "", "node map file (default $ETHERGM_MAP or <state>/map)")
+	host := flag.String("hostname", "", "this host's `NAME` in the node map (default $ETHERGM_HOST, else the kernel's host name)")
+	state := flag.String("state-dir", "", "the state directory `DIR` (default $ETHERGM_STATE_DIR, else "+gm.DefaultStateDir+")")
+	mapFile := flag.String("map-file", "", "the node map `FILE` (default $ETHERGM_MAP, else DIR/map)")
 	timeout := flag.Duration("timeout", 30*time.Second, "give up after this long")
 	flag.Parse()
 	cfg := &gm.Config{Host: *host, StateDir: *state, MapFile: *mapFile, ProgressTimeout: *timeout}
@@ -52,7 +52,7 @@ func main() {
 	case *to != "":
 		err = client(*unit, pick(*port, 2), cfg, *to, *toPort, *n, *timeout)
 	default:
-		fmt.Fprintln(os.Stderr, "put_get: give -serve or -to HOST")
+		fmt.Fprintln(os.Stderr, "put_get: give --serve or --remote-host HOST")
 		os.Exit(2)
 	}
 	if err != nil {
@@ -162,7 +162,7 @@ func server(unit string, port int, cfg *gm.Config, timeout time.Duration) error 
 
 func client(unit string, port int, cfg *gm.Config, to string, toPort, n int, timeout time.Duration) error {
 	if n < 0 || n > bufLen {
-		return fmt.Errorf("-bytes %d: want 0..%d", n, bufLen)
+		return fmt.Errorf("--bytes %d: want 0..%d", n, bufLen)
 	}
 	p, err := gm.Open(unit, port, "put_get client", cfg)
 	if err != nil {

@@ -4,9 +4,9 @@
 //
 // Usage:
 //
-//	simple_recv [-unit NAME] [-port N] [-host NAME] [-state DIR] [-map FILE] [-timeout D]
+//	simple_recv [--unit NAME] [--port N] [--hostname NAME] [--state-dir DIR] [--map-file FILE] [--timeout D]
 //
-// -host, -state and -map default to ETHERGM_HOST, ETHERGM_STATE_DIR and
+// --hostname, --state-dir and --map-file default to ETHERGM_HOST, ETHERGM_STATE_DIR and
 // ETHERGM_MAP. It exits 0 after answering, 1 on error or timeout.
 package main
 
@@ -22,9 +22,9 @@ import (
 func main() {
 	unit := flag.String("unit", "", "unit (interface list or units-file name); default: the only interface that is up")
 	port := flag.Int("port", 4, "port id to open")
-	host := flag.String("host", "", "this host's name in the node map (default $ETHERGM_HOST or the host name)")
-	state := flag.String("state", "", "state directory (default $ETHERGM_STATE_DIR or "+gm.DefaultStateDir+")")
-	mapFile := flag.String("map", "", "node map file (default $ETHERGM_MAP or <state>/map)")
+	host := flag.String("hostname", "", "this host's `NAME` in the node map (default $ETHERGM_HOST, else the kernel's host name)")
+	state := flag.String("state-dir", "", "the state directory `DIR` (default $ETHERGM_STATE_DIR, else "+gm.DefaultStateDir+")")
+	mapFile := flag.String("map-file", "", "the node map `FILE` (default $ETHERGM_MAP, else DIR/map)")
 	timeout := flag.Duration("timeout", 30*time.Second, "give up after this long")
 	flag.Parse()
 	if err := run(*unit, *port, &gm.Config{Host: *host, StateDir: *state, MapFile: *mapFile}, *timeout); err != nil {

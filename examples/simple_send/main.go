@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	simple_send -to HOST [-to-port N] [-unit NAME] [-port N] [-host NAME] [-state DIR] [-map FILE] [message]
+//	simple_send --remote-host HOST [--remote-port N] [--unit NAME] [--port N] [--hostname NAME] [--state-dir DIR] [--map-file FILE] [message]
 //
 // It exits 0 if the message was delivered and answered, 1 otherwise.
 package main
@@ -20,13 +20,13 @@ import (
 )
 
 func main() {
-	to := flag.String("to", "", "target host name (required)")
-	toPort := flag.Int("to-port", 4, "target port id")
+	to := flag.String("remote-host", "", "the target `HOST`, a host name of the node map (required)")
+	toPort := flag.Int("remote-port", 4, "target port id")
 	unit := flag.String("unit", "", "unit (interface list or units-file name); default: the only interface that is up")
 	port := flag.Int("port", 2, "port id to open")
-	host := flag.String("host", "", "this host's name in the node map (default $ETHERGM_HOST or the host name)")
-	state := flag.String("state", "", "state directory (default $ETHERGM_STATE_DIR or "+gm.DefaultStateDir+")")
-	mapFile := flag.String("map", "", "node map file (default $ETHERGM_MAP or <state>/map)")
+	host := flag.String("hostname", "", "this host's `NAME` in the node map (default $ETHERGM_HOST, else the kernel's host name)")
+	state := flag.String("state-dir", "", "the state directory `DIR` (default $ETHERGM_STATE_DIR, else "+gm.DefaultStateDir+")")
+	mapFile := flag.String("map-file", "", "the node map `FILE` (default $ETHERGM_MAP, else DIR/map)")
 	timeout := flag.Duration("timeout", 30*time.Second, "give up after this long")
 	flag.Parse()
 	msg := "hello from EtherGM"
@@ -34,7 +34,7 @@ func main() {
 		msg = strings.Join(flag.Args(), " ")
 	}
 	if *to == "" {
-		fmt.Fprintln(os.Stderr, "simple_send: -to HOST is required")
+		fmt.Fprintln(os.Stderr, "simple_send: --remote-host HOST is required")
 		os.Exit(2)
 	}
 	cfg := &gm.Config{Host: *host, StateDir: *state, MapFile: *mapFile, ProgressTimeout: *timeout}

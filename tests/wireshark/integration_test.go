@@ -88,14 +88,14 @@ func TestIntegrationDissector(t *testing.T) {
 	t.Cleanup(func() { _ = dc.Kill() })
 	waitOutput(t, dc, "File:", 15*time.Second)
 
-	listener, err := b.Start(bin, "-i", b.Ifaces[0], "--listen", "--count", "100", "--timeout", "20s")
+	listener, err := b.Start(bin, "--unit", b.Ifaces[0], "--listen", "--count", "100", "--timeout", "20s")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = listener.Kill() })
 	waitOutput(t, listener, "listening on", 15*time.Second)
 
-	out, err := a.Run(bin, "-i", a.Ifaces[0], "--to", b.MACs[0].String(), "--pcap", capA)
+	out, err := a.Run(bin, "--unit", a.Ifaces[0], "--remote-mac", b.MACs[0].String(), "--pcap", capA)
 	if err != nil {
 		t.Fatalf("gm_frames send: %v\n%s", err, out)
 	}

@@ -60,6 +60,7 @@ type conn struct {
 
 	ctlIn    []ctlMsg
 	ctlErr   error // first corrupted control message
+	closed   bool  // the port was closed (PortClosedEvent)
 	ctlSlots []*slot
 
 	// busy, if not empty, is the reason given to other ports that send
@@ -128,6 +129,9 @@ func (c *conn) dispatch(e *gm.Event) bool {
 	switch {
 	case e.Type == gm.NoRecvEvent:
 		return false
+	case e.Type == gm.PortClosedEvent:
+		c.closed = true
+		return false
 	case e.Type == gm.AlarmEvent:
 		c.p.Unknown(e)
 		return false
@@ -162,6 +166,9 @@ func (c *conn) dispatch(e *gm.Event) bool {
 // failed send, a corrupted control message, an abort from the peer, a
 // stop, or the deadline.
 func (c *conn) check(deadline time.Time) error {
+	if c.closed {
+		return fmt.Errorf("%w: the port was closed", gm.Failure)
+	}
 	for _, m := range c.ctlIn {
 		if m.Type == ctlAbort && m.node == c.peer && m.port == c.peerPort {
 			return fmt.Errorf("%w: %s", ErrAborted, m.Reason)

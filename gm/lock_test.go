@@ -1,0 +1,104 @@
+package gm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethergm/ethergm/ctl"
+	"github.com/ethergm/ethergm/nodemap"
+)
+
+func TestParseOpenPorts(t *testing.T) {
+	list := []byte(`Num       RefCount Protocol Flags    Type St Inode Path
+0000000000000001: 00000002 00000000 00010000 0001 01 100 @ethergm/eth0/port2
+0000000000000002: 00000003 00000000 00000000 0001 03 101 @ethergm/eth0/port2
+0000000000000003: 00000002 00000000 00010000 0001 01 102 @ethergm/eth0/port15
+0000000000000004: 00000002 00000000 00010000 0001 01 103 @ethergm/eth0/port16
+0000000000000005: 00000002 00000000 00010000 0001 01 104 @ethergm/eth0/port02
+0000000000000006: 00000002 00000000 00010000 0001 01 105 @ethergm/xeth0/port3
+0000000000000007: 00000002 00000000 00010000 0001 01 106 @ethergm/a/eth0/port4
+0000000000000008: 00000002 00000000 00000000 0001 01 107 @ethergm/eth0/port5
+0000000000000009: 00000002 00000000 00010000 0001 01 108 @ethergm/eth0/port6x
+000000000000000a: 00000002 00000000 00010000 0001 01 109 /run/ethergm/eth0/port7
+000000000000000b: 00000002 00000000 00010000 0001 01 110 @ethergm/eth0/port0`)
+	got := parseOpenPorts(list, []byte("@ethergm/eth0/port"))
+	// Listening sockets of eth0 only: ports 2, 15 and 0 (the last line
+	// has no newline). Connected sockets (5, the second 2), numbers out of
+	// range or malformed, other units and files do not count.
+	if want := uint32(1<<0 | 1<<2 | 1<<15); got != want {
+		t.Fatalf("parseOpenPorts = %#x, want %#x", got, want)
+	}
+}
+
+// TestClaimPort takes a port name in this network namespace (an abstract
+// socket needs no privileges), checks the Busy error of a second claim,
+// the open-port mask read from /proc/net/unix and the release.
+func TestClaimPort(t *testing.T) {
+	unit := fmt.Sprintf("gmtest%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	info := func() any { return PortInfo{Unit: unit, Port: 6, Program: "holder", Name: "mine"} }
+	o, err := claimPort(unit, 6, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.release()
+	_, err = claimPort(unit, 6, nil)
+	if !errors.Is(err, Busy) || !errors.Is(err, ctl.ErrInUse) {
+		t.Fatalf("second claim: %v, want Busy wrapping ctl.ErrInUse", err)
+	}
+	want := fmt.Sprintf("port 6 of unit %s is open in process %d (holder, port name \"mine\")", unit, os.Getpid())
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("second claim: %q, want it to say %q", err, want)
+	}
+	o9, err := claimPort(unit, 9, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := o.openMask(0); m != 1<<6|1<<9 {
+		t.Fatalf("open mask %#x, want ports 6 and 9", m)
+	}
+	ports, err := ListPorts(unit)
+	if err != nil || len(ports) != 2 || ports[0].Port != 6 || ports[0].Name != "mine" || ports[0].PID != os.Getpid() || ports[1].PID != os.Getpid() {
+		t.Fatalf("ListPorts = %+v, %v", ports, err)
+	}
+	o9.release()
+	if m := o.openMask(0); m != 1<<6 {
+		t.Fatalf("open mask %#x after releasing port 9, want port 6", m)
+	}
+	// A recent answer is reused within minAge.
+	o9, err = claimPort(unit, 9, nil)
+	if err != nil {
+		t.Fatalf("port 9 after release: %v", err)
+	}
+	defer o9.release()
+	if m := o.openMask(time.Hour); m != 1<<6 {
+		t.Fatalf("open mask %#x within minAge, want the previous answer", m)
+	}
+	if m := o.openMask(0); m != 1<<6|1<<9 {
+		t.Fatalf("open mask %#x, want ports 6 and 9", m)
+	}
+}
+
+func TestMapErrorStatus(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/map"
+	if err := mapError(path, &os.PathError{Op: "stat", Path: path, Err: os.ErrNotExist}); err != nil {
+		t.Fatalf("missing map: %v, want no error", err)
+	}
+	if err := os.WriteFile(path, []byte("1 host0 02:00:00:00:00:01\n2 host1 zz\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := nodemap.Watcher{Path: path}
+	_, lerr := w.Load()
+	err := mapError(path, lerr)
+	if !errors.Is(err, InvalidParameter) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("malformed map: %v, want InvalidParameter naming %s and line 2", err, path)
+	}
+	err = mapError(path, &os.PathError{Op: "open", Path: path, Err: os.ErrPermission})
+	if !errors.Is(err, PermissionDenied) || !errors.Is(err, os.ErrPermission) {
+		t.Fatalf("unreadable map: %v", err)
+	}
+}

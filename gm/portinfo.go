@@ -1,0 +1,243 @@
+package gm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ethergm/ethergm/ctl"
+	"github.com/ethergm/ethergm/gm/link"
+	"github.com/ethergm/ethergm/nodemap"
+)
+
+// PortInfo describes an open port: who holds it, what it knows of the node
+// map, and its counters. Port.Info returns it, and every open port serves
+// it, as one JSON document, to any process of its network namespace that
+// connects to the port's abstract socket (package ctl); ListPorts collects
+// it for every open port of a unit. This is what gm_board_info (the port
+// table) and gm_counters (a unit's counters across its processes) read,
+// without touching the ports' fast path: the query is answered on a
+// goroutine of its own, which takes the port's mutex once.
+//
+// The JSON field names are given in the tags and are stable. A port that
+// is still opening answers with its identity only (Unit to NodeID).
+type PortInfo struct {
+	// Unit is the unit's name; Interfaces are its rails.
+	Unit       string   `json:"unit"`
+	Interfaces []string `json:"interfaces,omitempty"`
+	// Port is the port id.
+	Port int `json:"port"`
+	// PID is the process that holds the port: as that process sees it in
+	// Port.Info, and as the caller's pid namespace sees it (from the
+	// kernel, SO_PEERCRED) in ListPorts.
+	PID int `json:"pid"`
+	// Program is the base name of the holder's executable (os.Args[0]).
+	Program string `json:"program,omitempty"`
+	// Name is the port name given to Open.
+	Name string `json:"name"`
+	// Host is the port's host name (see Port.HostName).
+	Host string `json:"host"`
+	// MACs are the MAC addresses of the unit's rails, in the unit's order
+	// (the first is the port's unique id, Port.UniqueID).
+	MACs []string `json:"macs,omitempty"`
+	// NodeID is the host's node id; 0 until a node map lists the host.
+	NodeID NodeID `json:"node_id"`
+	// MapVersion is the version of the node map the port follows (0 for a
+	// static map or none); MapHosts the number of hosts in it; MapChanges
+	// how many new maps the port has taken since it opened.
+	MapVersion uint32 `json:"map_version"`
+	MapHosts   int    `json:"map_hosts"`
+	MapChanges uint64 `json:"map_changes"`
+	// SendTokens and ReceiveTokens are the port's token counts;
+	// FreeSendTokens and FreeReceiveTokens those not in use now.
+	SendTokens        int `json:"send_tokens"`
+	FreeSendTokens    int `json:"free_send_tokens"`
+	ReceiveTokens     int `json:"receive_tokens"`
+	FreeReceiveTokens int `json:"free_receive_tokens"`
+	// Stats are the protocol engine's counters (Port.Stats).
+	Stats ProtocolCounters `json:"stats"`
+	// Link are the link counters, summed over the rails (Port.LinkStats).
+	Link LinkCounters `json:"link"`
+	// Rails are the state and counters of each rail (Port.RailStats).
+	Rails []RailInfo `json:"rails"`
+	// Error is set by ListPorts when the holder's answer could not be
+	// read; only Unit, Port and PID are valid then.
+	Error string `json:"error,omitempty"`
+}
+
+// ProtocolCounters are the protocol engine's counters (Stats) under
+// stable JSON names. Counters only grow.
+type ProtocolCounters struct {
+	DataSent          uint64 `json:"data_sent"`          // data frames sent, first transmissions
+	DataRetransmitted uint64 `json:"data_retransmitted"` // data frames sent again
+	AcksSent          uint64 `json:"acks_sent"`
+	NacksSent         uint64 `json:"nacks_sent"` // no buffer, rejected, port closed, stale session
+	DataReceived      uint64 `json:"data_received"`
+	Duplicates        uint64 `json:"duplicates"`    // data frames received twice
+	OutOfWindow       uint64 `json:"out_of_window"` // data frames beyond the receive window
+	Delivered         uint64 `json:"delivered"`     // messages delivered to the application
+	NacksReceived     uint64 `json:"nacks_received"`
+	AcksReceived      uint64 `json:"acks_received"`
+	Timeouts          uint64 `json:"timeouts"`      // retransmission timeouts
+	StaleDropped      uint64 `json:"stale_dropped"` // frames of a retired session dropped
+	Malformed         uint64 `json:"malformed"`
+	PartialBatches    uint64 `json:"partial_batches"`
+	OpensSent         uint64 `json:"opens_sent"`       // new sessions proposed (OPEN)
+	OpensReceived     uint64 `json:"opens_received"`   // OPEN frames received
+	OpenAcksSent      uint64 `json:"open_acks_sent"`   // OPEN_ACK answers sent
+	SessionsStarted   uint64 `json:"sessions_started"` // sessions adopted after a handshake
+}
+
+func protocolCounters(s Stats) ProtocolCounters {
+	return ProtocolCounters{
+		DataSent: s.DataSent, DataRetransmitted: s.DataRetransmitted, AcksSent: s.AcksSent, NacksSent: s.NacksSent,
+		DataReceived: s.DataReceived, Duplicates: s.Duplicates, OutOfWindow: s.OutOfWindow, Delivered: s.Delivered,
+		NacksReceived: s.NacksReceived, AcksReceived: s.AcksReceived, Timeouts: s.Timeouts,
+		StaleDropped: s.StaleDropped, Malformed: s.Malformed, PartialBatches: s.PartialBatches,
+		OpensSent: s.OpensSent, OpensReceived: s.OpensReceived, OpenAcksSent: s.OpenAcksSent, SessionsStarted: s.SessionsStarted,
+	}
+}
+
+// Add adds o's counters to c (to sum a unit's ports).
+func (c *ProtocolCounters) Add(o ProtocolCounters) {
+	c.DataSent += o.DataSent
+	c.DataRetransmitted += o.DataRetransmitted
+	c.AcksSent += o.AcksSent
+	c.NacksSent += o.NacksSent
+	c.DataReceived += o.DataReceived
+	c.Duplicates += o.Duplicates
+	c.OutOfWindow += o.OutOfWindow
+	c.Delivered += o.Delivered
+	c.NacksReceived += o.NacksReceived
+	c.AcksReceived += o.AcksReceived
+	c.Timeouts += o.Timeouts
+	c.StaleDropped += o.StaleDropped
+	c.Malformed += o.Malformed
+	c.PartialBatches += o.PartialBatches
+	c.OpensSent += o.OpensSent
+	c.OpensReceived += o.OpensReceived
+	c.OpenAcksSent += o.OpenAcksSent
+	c.SessionsStarted += o.SessionsStarted
+}
+
+// LinkCounters are a link's counters (link.Stats) under stable JSON names.
+type LinkCounters struct {
+	RxFrames     uint64 `json:"rx_frames"`
+	RxBytes      uint64 `json:"rx_bytes"`
+	TxFrames     uint64 `json:"tx_frames"`
+	TxBytes      uint64 `json:"tx_bytes"`
+	KernelDrops  uint64 `json:"kernel_drops"`  // frames lost because the receive ring was full
+	QueueFreezes uint64 `json:"queue_freezes"` // times the kernel found the ring full
+	CRCErrors    uint64 `json:"crc_errors"`    // frames dropped for a bad CRC32C
+	Malformed    uint64 `json:"malformed"`     // frames dropped as malformed
+	Mode         string `json:"mode,omitempty"`
+}
+
+func linkCounters(s link.Stats) LinkCounters {
+	return LinkCounters{
+		RxFrames: s.RxFrames, RxBytes: s.RxBytes, TxFrames: s.TxFrames, TxBytes: s.TxBytes,
+		KernelDrops: s.KernelDrops, QueueFreezes: s.QueueFreezes, CRCErrors: s.CRCErrors,
+		Malformed: s.Malformed, Mode: s.Mode,
+	}
+}
+
+// Add adds o's counters to c (Mode is kept).
+func (c *LinkCounters) Add(o LinkCounters) {
+	c.RxFrames += o.RxFrames
+	c.RxBytes += o.RxBytes
+	c.TxFrames += o.TxFrames
+	c.TxBytes += o.TxBytes
+	c.KernelDrops += o.KernelDrops
+	c.QueueFreezes += o.QueueFreezes
+	c.CRCErrors += o.CRCErrors
+	c.Malformed += o.Malformed
+}
+
+// RailInfo is one rail of a port (RailStats under stable JSON names).
+type RailInfo struct {
+	Interface    string       `json:"interface"`
+	Down         bool         `json:"down"`
+	SuspectPeers int          `json:"suspect_peers"`
+	Link         LinkCounters `json:"link"`
+}
+
+// program is this process's name for PortInfo.
+var program = filepath.Base(os.Args[0])
+
+// Info describes the port (see PortInfo). It takes the port's mutex once.
+// On a closed port only the identity fields are set.
+func (p *Port) Info() PortInfo {
+	pi := PortInfo{
+		Unit: p.unit.Name, Interfaces: p.unit.Interfaces, Port: p.id, PID: os.Getpid(), Program: program,
+		Name: p.name, Host: p.HostName(), NodeID: p.NodeID(), MapChanges: p.mapChanges.Load(),
+	}
+	m := p.nodeMap.Load()
+	if m != nil {
+		pi.MapVersion = m.Version
+	}
+	pi.MapHosts = m.Len()
+	if !p.ready.Load() || p.closed.Load() {
+		return pi
+	}
+	for _, mac := range p.macs {
+		pi.MACs = append(pi.MACs, nodemap.FormatMAC(mac))
+	}
+	pi.Link = linkCounters(p.linkStats())
+	for _, r := range p.RailStats() {
+		pi.Rails = append(pi.Rails, RailInfo{Interface: r.Interface, Down: r.Down, SuspectPeers: r.SuspectPeers, Link: linkCounters(r.Link)})
+	}
+	p.mu.Lock()
+	if !p.closed.Load() {
+		pi.Stats = protocolCounters(p.eng.Stats())
+		st, rt := p.eng.SendTokens(), p.eng.Pools().Tokens()
+		pi.SendTokens, pi.FreeSendTokens = st.Total(), st.Free()
+		pi.ReceiveTokens, pi.FreeReceiveTokens = rt.Total(), rt.Free()
+	}
+	p.mu.Unlock()
+	return pi
+}
+
+// ListPorts returns a PortInfo for every open port of unit in this
+// network namespace, in port order, whichever process holds it. unit is
+// a unit name as Open takes it: "" and "0" mean the default unit, a
+// comma-separated list of interfaces is named after its first one. Each
+// open port is asked over its abstract socket (PortInfo); PID is the
+// holder's pid as the kernel reports it to the caller. A port whose
+// answer cannot be read is listed with its PID and Error; the error
+// returned then joins those failures, alongside the ports that answered.
+func ListPorts(unit string) ([]PortInfo, error) {
+	name := unit
+	switch {
+	case unit == "" || unit == "0":
+		u, err := ResolveUnit(unit, nil)
+		if err != nil {
+			return nil, err
+		}
+		name = u.Name
+	case strings.Contains(unit, ","):
+		name = strings.Split(unit, ",")[0]
+	}
+	var (
+		out  []PortInfo
+		errs []error
+	)
+	for id := 0; id < NumPorts; id++ {
+		var pi PortInfo
+		pid, err := ctl.Query(ctl.PortName(name, id), &pi)
+		switch {
+		case errors.Is(err, ctl.ErrNotFound):
+			continue
+		case err != nil && pid == 0:
+			errs = append(errs, fmt.Errorf("%w: port %d of unit %s: %w", UntranslatedSystemError, id, name, err))
+			continue
+		case err != nil:
+			pi = PortInfo{Unit: name, Port: id, Error: err.Error()}
+			errs = append(errs, fmt.Errorf("%w: port %d of unit %s: %w", UntranslatedSystemError, id, name, err))
+		}
+		pi.PID = pid
+		out = append(out, pi)
+	}
+	return out, errors.Join(errs...)
+}
