@@ -18,7 +18,7 @@ LDFLAGS = -X github.com/ethergm/ethergm/internal/cli.Version=$(VERSION)
 CMD_PKGS = $(shell $(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./cmd/...)
 COMMANDS = $(notdir $(CMD_PKGS))
 
-.PHONY: all build install uninstall test fmt-check vet staticcheck build-check layering unit fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
+.PHONY: all build install uninstall test fmt-check vet staticcheck build-check layering unit scale fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
 
 all: build
 
@@ -38,7 +38,7 @@ uninstall:
 	rm -f $(addprefix '$(BINDIR)'/,$(COMMANDS))
 
 ## test: everything CI runs (installs missing Debian packages first).
-test: deps fmt-check vet staticcheck build-check layering unit fuzz
+test: deps fmt-check vet staticcheck build-check layering unit scale fuzz
 
 deps:
 	@scripts/deps.sh test
@@ -68,6 +68,12 @@ layering:
 unit:
 	@echo "== unit and netns integration tests (-race)"
 	@scripts/gotest.sh
+
+## scale: the mapper's simulations at full size (hundreds of hosts, virtual
+## time), which the -race run in `unit` shrinks to a quarter.
+scale:
+	@echo "== mapper simulations at full size (no -race)"
+	$(GO) test -count=1 -run 'TestScale' ./mapper
 
 fuzz:
 	@echo "== fuzz ($(FUZZTIME) per target)"

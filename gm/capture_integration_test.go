@@ -18,14 +18,23 @@ import (
 	"github.com/ethergm/ethergm/wire"
 )
 
-// TestIntegrationCaptureEnv opens two ports with ETHERGM_PCAP set, sends a
-// message from one to the other, closes both and reads the pcapng file
-// back: it holds the DATA frame (as sent by A and as received by B) and B's
-// ACK.
+// TestIntegrationCaptureEnv opens two ports with ETHERGM_PCAP set, each
+// decorated with the process's capture.FromEnv writer (the way a program
+// opts in: gm itself does not capture), sends a message from one to the
+// other, closes both and reads the pcapng file back: it holds the DATA
+// frame (as sent by A and as received by B) and B's ACK.
 func TestIntegrationCaptureEnv(t *testing.T) {
 	pattern := filepath.Join(t.TempDir(), "cap-%p.pcapng")
 	t.Setenv(capture.EnvVar, pattern)
-	pr := newPair(t, netns.Options{Hosts: 2}, nil)
+	var writers []*capture.Writer
+	pr := newPair(t, netns.Options{Hosts: 2}, func(cfg *gm.Config) {
+		w, err := capture.FromEnv()
+		if err != nil || w == nil {
+			t.Fatalf("capture.FromEnv: %v, %v", w, err)
+		}
+		writers = append(writers, w)
+		cfg.Link.Tap = w.TapFunc()
+	})
 	size := gm.MinSizeForLength(200)
 	if err := pr.b.ProvideReceiveBuffer(make([]byte, 256), size, gm.LowPriority, 0); err != nil {
 		t.Fatal(err)
@@ -49,6 +58,11 @@ func TestIntegrationCaptureEnv(t *testing.T) {
 	}
 	if err := pr.b.Close(); err != nil {
 		t.Fatal(err)
+	}
+	for _, w := range writers {
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	path := strings.ReplaceAll(pattern, "%p", strconv.Itoa(os.Getpid()))

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethergm/ethergm/gm/internal/proto"
 	"github.com/ethergm/ethergm/gm/link"
+	"github.com/ethergm/ethergm/token"
 )
 
 // Environment variables that configure a port when the Config field is
@@ -56,7 +58,10 @@ type Config struct {
 	// Privileged allows opening the reserved ports 0, 1 and 3 (GM's
 	// daemon, mapper and Ethernet ports).
 	Privileged bool
-	// SendTokens and ReceiveTokens override GM's 61 and 253.
+	// SendTokens and ReceiveTokens override GM's 61 and 253 (0 keeps
+	// them). SendTokens may be at most MaxSendTokens, ReceiveTokens at
+	// most MaxReceiveTokens; Open refuses other values with
+	// InvalidParameter.
 	SendTokens, ReceiveTokens int
 	// ProgressTimeout: a send that finds no receive buffer for this long
 	// fails with SendTimedOut. 0 means DefaultProgressTimeout (GM used
@@ -82,13 +87,58 @@ type Config struct {
 	// every transmitted frame to the host's packet sockets (this port's
 	// own among them). The price: tc rules do not apply to those frames,
 	// tcpdump on the sending host does not see them (the receiving host
-	// and ETHERGM_PCAP captures do), and a full driver queue drops frames
+	// and Link.Tap captures do), and a full driver queue drops frames
 	// (which are retransmitted) instead of queueing them. Frames to the
 	// host's own MAC address always go through the qdisc path.
 	UseQdisc bool
 	// Link tunes the port's link (Ports, SpinTime and QdiscBypass are set
 	// by Open).
 	Link link.Config
+	// OpenLink opens the link of each interface of the unit; nil means
+	// link.Open (an AF_PACKET socket). Tests run ports over in-memory
+	// links with it (package linktest), and a program can decorate the
+	// links it returns.
+	OpenLink func(ifname string, cfg *link.Config) (link.Endpoint, error)
+}
+
+// openLink is Config.OpenLink or link.Open.
+func (c *Config) openLink(ifname string, lc *link.Config) (link.Endpoint, error) {
+	if c.OpenLink != nil {
+		return c.OpenLink(ifname, lc)
+	}
+	l, err := link.Open(ifname, lc)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return l, nil
+}
+
+// Bounds of Config.SendTokens and Config.ReceiveTokens.
+const (
+	// MaxSendTokens is the most send tokens a port can have (96): a
+	// stream queues at most 128 transfers, and besides this port's sends,
+	// puts and gets (one token each, possibly all to one stream) it
+	// carries up to 32 replies to its peers' gets.
+	MaxSendTokens = proto.MaxSendTokens
+	// MaxReceiveTokens is the most receive tokens a port can have: the
+	// port keeps room for one queued event per token.
+	MaxReceiveTokens = 1 << 16
+)
+
+// validate checks the settings Open cannot correct (c may be nil).
+func (c *Config) validate() error {
+	if c == nil {
+		return nil
+	}
+	if c.SendTokens < 0 || c.SendTokens > MaxSendTokens {
+		return fmt.Errorf("%w: Config.SendTokens is %d; a port has 1..%d send tokens (0: GM's %d)",
+			InvalidParameter, c.SendTokens, MaxSendTokens, token.DefaultSendTokens)
+	}
+	if c.ReceiveTokens < 0 || c.ReceiveTokens > MaxReceiveTokens {
+		return fmt.Errorf("%w: Config.ReceiveTokens is %d; a port has 1..%d receive tokens (0: GM's %d)",
+			InvalidParameter, c.ReceiveTokens, MaxReceiveTokens, token.DefaultReceiveTokens)
+	}
+	return nil
 }
 
 func (c *Config) host() (string, error) {

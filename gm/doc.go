@@ -76,9 +76,27 @@
 //
 // # Capture and diagnostics
 //
-// With ETHERGM_PCAP set (package capture), every port of the process
-// records every frame it sends and receives into one pcapng file.
+// Capture is a decorator the program attaches, so that a program that does
+// not capture does not link a pcap writer: package capture's Writer
+// records every frame a port sends and receives when its Tap is the port's
+// Config.Link.Tap. To honour ETHERGM_PCAP (one pcapng file per process,
+// shared by its ports):
+//
+//	w, err := capture.FromEnv() // nil, and capture off, unless ETHERGM_PCAP is set
+//	if err != nil { ... }
+//	defer w.Close() // after the ports
+//	cfg.Link.Tap = w.TapFunc()
+//
 // Port.DebugState describes the protocol state of every stream.
+//
+// # Links
+//
+// A port depends on link.Endpoint, not on the AF_PACKET link itself:
+// Config.OpenLink opens each interface's endpoint (link.Open by default).
+// Package gm/link/linktest provides in-memory endpoints on a shared hub
+// (several hosts, lossy on demand, interfaces up and down), so that the
+// port's behaviour is tested without privileges; the netns tests are the
+// proof on real sockets.
 //
 // # Wire protocol
 //

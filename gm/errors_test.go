@@ -48,3 +48,35 @@ func TestOpenErrorStatuses(t *testing.T) {
 		t.Errorf("port 16: %v", err)
 	}
 }
+
+// TestOpenTokenBounds: token counts a port cannot honour are refused with
+// InvalidParameter before anything is opened, naming the field and the
+// bound; the bounds themselves pass.
+func TestOpenTokenBounds(t *testing.T) {
+	u := &Unit{Name: "egm-none", Interfaces: []string{"egm-none0"}}
+	for _, c := range []struct {
+		cfg  Config
+		text string
+	}{
+		{Config{SendTokens: MaxSendTokens + 1}, "Config.SendTokens is 97; a port has 1..96 send tokens"},
+		{Config{SendTokens: 128}, "Config.SendTokens is 128"},
+		{Config{SendTokens: -1}, "Config.SendTokens is -1"},
+		{Config{ReceiveTokens: MaxReceiveTokens + 1}, "Config.ReceiveTokens is 65537; a port has 1..65536 receive tokens"},
+		{Config{ReceiveTokens: -5}, "Config.ReceiveTokens is -5"},
+	} {
+		for _, open := range []func() error{
+			func() error { _, err := OpenUnit(u, 2, "", &c.cfg); return err },
+			func() error { _, err := Open("egm-none0", 2, "", &c.cfg); return err },
+		} {
+			if err := open(); !errors.Is(err, InvalidParameter) || !strings.Contains(err.Error(), c.text) {
+				t.Errorf("%+v: %v, want InvalidParameter saying %q", c.cfg, err, c.text)
+			}
+		}
+	}
+	// At the bounds, Open gets as far as the (missing) interface (or,
+	// without CAP_NET_RAW, the raw socket).
+	cfg := &Config{SendTokens: MaxSendTokens, ReceiveTokens: MaxReceiveTokens, MapFile: t.TempDir() + "/map"}
+	if _, err := OpenUnit(u, 2, "", cfg); !errors.Is(err, NoSuchDevice) && !errors.Is(err, PermissionDenied) {
+		t.Errorf("tokens at their bounds: %v, want NoSuchDevice or PermissionDenied", err)
+	}
+}

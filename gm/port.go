@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ethergm/ethergm/capture"
 	"github.com/ethergm/ethergm/gm/internal/proto"
 	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/nodemap"
@@ -110,8 +109,8 @@ func MaxLengthForSize(size uint8) int { return token.MaxLengthForSize(size) }
 type Port struct {
 	mu    sync.Mutex
 	eng   *proto.Engine
-	lk    *link.Link // the unit's first interface
-	rails *railSet   // all of them, if the unit has several (rails.go), else nil
+	lk    link.Endpoint // the unit's first interface
+	rails *railSet      // all of them, if the unit has several (rails.go), else nil
 
 	id         int
 	name       string
@@ -130,7 +129,6 @@ type Port struct {
 	openMask   atomic.Uint32
 	ready      atomic.Bool // the port is built (Info may look at the engine)
 
-	capture *capture.Writer // from ETHERGM_PCAP, or nil
 	frames  [][]byte
 	pev     proto.Event
 	cur     Event
@@ -173,8 +171,12 @@ type Port struct {
 // map file, InvalidPortNumber, NoSuchDevice for a missing interface,
 // UnsupportedDevice for an interface that cannot carry EtherGM,
 // InvalidParameter for a malformed map file (the message names the file
-// and line), UntranslatedSystemError and Failure otherwise.
+// and line) or a token count out of bounds (Config.SendTokens,
+// Config.ReceiveTokens), UntranslatedSystemError and Failure otherwise.
 func Open(unit string, id int, name string, cfg *Config) (*Port, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	u, err := ResolveUnit(unit, cfg)
 	if err != nil {
 		return nil, err
@@ -190,6 +192,9 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	}
 	if id < 0 || id >= NumPorts {
 		return nil, fmt.Errorf("%w: there is no port %d (ports are 0..%d)", InvalidPortNumber, id, NumPorts-1)
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
 	}
 	if (id == DaemonPortID || id == MapperPortID || id == EthernetPortID) && !c.Privileged {
 		return nil, fmt.Errorf("%w: port %d is reserved for GM's daemons (ports 0, 1 and 3)", PermissionDenied, id)
@@ -223,20 +228,8 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	lc.Ports = link.AllPorts
 	lc.SpinTime = -1
 	lc.QdiscBypass = !c.UseQdisc
-	if lc.Tap == nil {
-		// ETHERGM_PCAP=/path/x-%p.pcapng records every frame the port
-		// sends and receives (one file per process, shared by its ports).
-		w, err := capture.FromEnv()
-		if err != nil {
-			p.owner.release()
-			return nil, fmt.Errorf("%w: %s: %w", UntranslatedSystemError, capture.EnvVar, err)
-		}
-		p.capture = w
-		lc.Tap = w.TapFunc()
-	}
-	lk, rs, err := openRails(u, &lc)
+	lk, rs, err := openRails(u, &lc, c.openLink)
 	if err != nil {
-		p.capture.Close()
 		p.owner.release()
 		return nil, linkError(err)
 	}
@@ -392,9 +385,9 @@ func (p *Port) now() time.Duration { return time.Since(p.start) }
 // closed (their sends fail with SendTargetPortClosed); later sends to it
 // fail the same way if another port of this host is open, and with
 // SendTargetNodeUnreachable otherwise. Sends of this port still in progress
-// are abandoned without callbacks. A capture started from ETHERGM_PCAP is
-// flushed (and its file closed with the process's last port). Close is
-// idempotent.
+// are abandoned without callbacks. A capture the program attached
+// (Config.Link.Tap) is the program's to flush and close, after the port.
+// Close is idempotent.
 func (p *Port) Close() error {
 	if p.closed.Swap(true) {
 		return nil
@@ -404,9 +397,6 @@ func (p *Port) Close() error {
 	p.mu.Lock()
 	p.eng.Close(p.now())
 	err := p.closeLinks()
-	if cerr := p.capture.Close(); cerr != nil && err == nil {
-		err = cerr
-	}
 	p.mu.Unlock()
 	// Last, without the mutex (a query being answered may wait for it):
 	// the port is free for others once its links are closed.

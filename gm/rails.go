@@ -98,7 +98,8 @@ const (
 	railLook = 32
 )
 
-// railLink is what a railSet needs of a link (link.Link; fakes in tests).
+// railLink is what a railSet needs of a link (a subset of link.Endpoint;
+// fakes in tests).
 type railLink interface {
 	Send(frame []byte) error
 	SendBatch(frames [][]byte) (int, error)
@@ -118,12 +119,48 @@ type railEngine interface {
 	Pump(now proto.Time)
 }
 
+// railWait sleeps on every rail until a frame arrives on one (consuming
+// none), a Wake, a Close or timeout.
+type railWait func(timeout time.Duration) error
+
+// newRailWait returns the railWait of eps: link.MultiWait for AF_PACKET
+// links, the endpoints' own WaitAny if they have one (linktest), else a
+// short sleep (the port then polls every railPollSleep while it waits).
+func newRailWait(eps []link.Endpoint) railWait {
+	lks := make([]*link.Link, 0, len(eps))
+	for _, e := range eps {
+		if l, ok := e.(*link.Link); ok {
+			lks = append(lks, l)
+		}
+	}
+	if len(lks) == len(eps) {
+		mw := link.NewMultiWait(lks...)
+		return func(timeout time.Duration) error {
+			_, _, err := mw.Wait(nil, timeout)
+			return err
+		}
+	}
+	if w, ok := eps[0].(interface {
+		WaitAny(eps []link.Endpoint, timeout time.Duration) error
+	}); ok {
+		return func(timeout time.Duration) error { return w.WaitAny(eps, timeout) }
+	}
+	return func(timeout time.Duration) error {
+		time.Sleep(min(timeout, railPollSleep))
+		return nil
+	}
+}
+
+// railPollSleep is how long a multi-rail port sleeps between looks at its
+// rails when they cannot sleep together (see newRailWait).
+const railPollSleep = 100 * time.Microsecond
+
 // railSet is the rails of a multi-rail port: the engine's proto.Out (and
 // proto.SlotOut) and the port's multi-ring reader. It is guarded by the
 // port mutex (all calls come from under it).
 type railSet struct {
 	links []railLink
-	mw    *link.MultiWait // sleeps on every link (nil in unit tests)
+	wait  railWait // sleeps on every link (nil in unit tests)
 	n     int
 	macs  [][6]byte // this host's MAC on each rail
 	num   []int     // rail number of each link (see "Pairing")
@@ -207,9 +244,10 @@ func newRailSet(links []railLink, macs [][6]byte, mtu int, clock func() time.Dur
 
 // ---- opening and the port's view ----
 
-// openRails opens the links of unit u: the first one, and a railSet over
-// all of them if the unit has several interfaces (nil otherwise).
-func openRails(u *Unit, lc *link.Config) (*link.Link, *railSet, error) {
+// openRails opens the links of unit u with open: the first one, and a
+// railSet over all of them if the unit has several interfaces (nil
+// otherwise).
+func openRails(u *Unit, lc *link.Config, open func(string, *link.Config) (link.Endpoint, error)) (link.Endpoint, *railSet, error) {
 	if len(u.Interfaces) > maxRails {
 		return nil, nil, fmt.Errorf("unit %q has %d interfaces (at most %d rails)", u.Name, len(u.Interfaces), maxRails)
 	}
@@ -220,9 +258,18 @@ func openRails(u *Unit, lc *link.Config) (*link.Link, *railSet, error) {
 			}
 		}
 	}
-	lks := make([]*link.Link, 0, len(u.Interfaces))
+	lks := make([]link.Endpoint, 0, len(u.Interfaces))
 	for _, ifname := range u.Interfaces {
-		lk, err := link.Open(ifname, lc)
+		lk, err := open(ifname, lc)
+		if err == nil && (len(lk.HardwareAddr()) != 6 || lk.MTU() < link.MinMTU) {
+			// Only an OpenLink other than link.Open (which checks both)
+			// gets here.
+			lk.Close()
+			err = &link.OpError{Op: "open", Interface: ifname, Err: link.ErrNotEthernet}
+			if len(lk.HardwareAddr()) == 6 {
+				err = &link.OpError{Op: "open", Interface: ifname, Err: link.ErrMTU, Detail: fmt.Sprint(lk.MTU())}
+			}
+		}
 		if err != nil {
 			for _, l := range lks {
 				l.Close()
@@ -243,7 +290,7 @@ func openRails(u *Unit, lc *link.Config) (*link.Link, *railSet, error) {
 		mtu = min(mtu, l.MTU())
 	}
 	rs := newRailSet(links, macs, mtu, nil, nil, nil)
-	rs.mw = link.NewMultiWait(lks...)
+	rs.wait = newRailWait(lks)
 	return lks[0], rs, nil
 }
 
@@ -305,8 +352,7 @@ func (p *Port) waitLink(timeout time.Duration) (int, error) {
 	if p.rails == nil {
 		return p.lk.Wait(p.frames, timeout)
 	}
-	_, _, err := p.rails.mw.Wait(nil, timeout)
-	return 0, err
+	return 0, p.rails.wait(timeout)
 }
 
 // linkStats is LinkStats: the link's counters, or the sum of the rails'

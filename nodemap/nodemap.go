@@ -28,7 +28,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -202,20 +201,51 @@ func parseID(s string) (NodeID, error) {
 	return NodeID(id), nil
 }
 
-// ParseMAC parses a 6-byte MAC address in any form net.ParseMAC accepts.
+// ParseMAC parses a 6-byte MAC address written as six pairs of hex digits
+// separated by ':' or '-' (02:00:5e:10:00:01).
 func ParseMAC(s string) (MAC, error) {
-	hw, err := net.ParseMAC(s)
-	if err != nil {
-		return MAC{}, err
+	var m MAC
+	if len(s) != 17 {
+		return m, fmt.Errorf("%q is not a MAC address (xx:xx:xx:xx:xx:xx)", s)
 	}
-	if len(hw) != 6 {
-		return MAC{}, fmt.Errorf("%q is not a 6-byte MAC address", s)
+	for i := range 6 {
+		if i > 0 && s[3*i-1] != ':' && s[3*i-1] != '-' {
+			return m, fmt.Errorf("%q is not a MAC address (xx:xx:xx:xx:xx:xx)", s)
+		}
+		hi, ok1 := unhex(s[3*i])
+		lo, ok2 := unhex(s[3*i+1])
+		if !ok1 || !ok2 {
+			return m, fmt.Errorf("%q is not a MAC address (xx:xx:xx:xx:xx:xx)", s)
+		}
+		m[i] = hi<<4 | lo
 	}
-	return MAC(hw), nil
+	return m, nil
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 // FormatMAC formats a MAC address as xx:xx:xx:xx:xx:xx.
-func FormatMAC(m MAC) string { return net.HardwareAddr(m[:]).String() }
+func FormatMAC(m MAC) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, 0, 17)
+	for i, x := range m {
+		if i > 0 {
+			b = append(b, ':')
+		}
+		b = append(b, digits[x>>4], digits[x&15])
+	}
+	return string(b)
+}
 
 // New builds a map. Entries keep their order; routes must name nodes of the
 // map. It returns an error wrapping ErrFormat when ids, names or MACs repeat
@@ -325,9 +355,12 @@ func (m *Map) Routes() []Route {
 	return m.routes
 }
 
-// Routed reports whether the map has routes (a map made by a mapper),
-// rather than pairing rails by position (a static map).
-func (m *Map) Routed() bool { return m != nil && len(m.routes) > 0 }
+// Routed reports whether the map's routes decide which peer MAC each local
+// interface reaches: a map made by a mapper (it names its mapper), or a
+// hand-written map with route lines. Otherwise (a static map without
+// routes) rail n of this host pairs with the n-th MAC of every peer. A
+// mapper's map without a route to a host means that host is unreachable.
+func (m *Map) Routed() bool { return m != nil && (len(m.routes) > 0 || m.Mapper != MAC{}) }
 
 // RoutesTo returns the routes to node, in map order.
 func (m *Map) RoutesTo(node NodeID) []Route {

@@ -60,6 +60,15 @@ func TestRoundTripRouted(t *testing.T) {
 	if _, ok := m2.PeerMAC(1, 3, mac("02:00:00:00:09:09")); ok {
 		t.Fatal("an interface without a route reaches the peer")
 	}
+	// A mapper's map in which this host has no route reaches nobody: it
+	// must not fall back to pairing rails by position.
+	isolated, err := New(8, a0, m2.Entries(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := isolated.PeerMAC(1, 3, a0); ok || !isolated.Routed() {
+		t.Fatal("a mapper's map without routes reaches a peer")
+	}
 	if m2.MaxNodeIDInUse() != 3 || len(m2.RoutesTo(3)) != 2 || len(m2.RoutesTo(1)) != 0 {
 		t.Fatalf("MaxNodeIDInUse %d RoutesTo(3) %v", m2.MaxNodeIDInUse(), m2.RoutesTo(3))
 	}
@@ -112,5 +121,19 @@ func TestWatcher(t *testing.T) {
 	ents, _ := os.ReadDir(filepath.Dir(path))
 	if len(ents) != 1 {
 		t.Fatalf("temporary files left: %v", ents)
+	}
+}
+
+func TestParseMAC(t *testing.T) {
+	for in, want := range map[string]string{"02:00:5E:10:00:01": "02:00:5e:10:00:01", "02-00-5e-10-00-ff": "02:00:5e:10:00:ff"} {
+		m, err := ParseMAC(in)
+		if err != nil || FormatMAC(m) != want {
+			t.Errorf("ParseMAC(%q) = %s %v, want %s", in, FormatMAC(m), err, want)
+		}
+	}
+	for _, in := range []string{"", "02:00:5e:10:00", "02:00:5e:10:00:0g", "02:00:5e:10:00:001", "02;00:5e:10:00:01"} {
+		if _, err := ParseMAC(in); err == nil {
+			t.Errorf("ParseMAC(%q) succeeded", in)
+		}
 	}
 }

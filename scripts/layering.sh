@@ -3,7 +3,8 @@
 # formats, tokens, the protocol engine, the mapper's core) link no I/O:
 # no sockets, no raw syscalls, no link layer, no capture, no subprocesses.
 # A package that fails names the import chain to look at with
-# `go list -deps` / `go mod why`.
+# `go list -deps` / `go mod why`. It also checks that the port and its
+# link do not link package capture (gopacket).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,4 +21,20 @@ for p in "${pure[@]}"; do
 	fi
 done
 [ $status -eq 0 ] && echo "layering: ${pure[*]} link no I/O packages"
+
+# Capture decorates the link (Config.Tap): the port and its link must not
+# link the pcap writer, so that a program that does not capture does not
+# link gopacket; nor the in-memory test links.
+core=(./gm ./gm/link)
+nocapture='^(github\.com/google/gopacket.*|github\.com/ethergm/ethergm/(capture|gm/link/linktest))$'
+cstatus=0
+for p in "${core[@]}"; do
+	bad=$(go list -deps "$p" | grep -E "$nocapture" || true)
+	if [ -n "$bad" ]; then
+		echo "layering: $p must not import (directly or not): $(echo $bad) (attach capture through link.Config.Tap)" >&2
+		cstatus=1
+	fi
+done
+[ $cstatus -eq 0 ] && echo "layering: ${core[*]} link no capture (gopacket) and no test links"
+[ $cstatus -eq 0 ] || status=1
 exit $status

@@ -49,7 +49,9 @@
 // returned Header view, which aliases the frame. Neither allocates. The
 // payloads of the mapper types (SCOUT, SCOUT_REPLY, CONFIG, CONFIG_ACK) are
 // built with AppendHostInfo, AppendConfig and AppendConfigAck and read with
-// ParseHostInfo, ParseConfig and ParseConfigAck.
+// ParseHostInfo, ParseConfig and ParseConfigAck; each starts with its
+// revision (MapperRev), and the parsers drop other revisions
+// (ErrMapperRev).
 //
 // Size classes (GM's size = ceil(log2(len+8))) are computed in package
 // token; the header only carries the number.

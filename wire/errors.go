@@ -44,6 +44,11 @@ var (
 	// frame and count it as malformed.
 	ErrBody = errors.New("wire: malformed mapper body")
 
+	// ErrMapperRev reports a mapper body whose revision (byte 0) is not
+	// MapperRev. The receiver should drop the frame and count it; it comes
+	// from an older or newer mapper.
+	ErrMapperRev = errors.New("wire: unsupported mapper body revision")
+
 	// ErrName reports, when building a mapper body, a host name longer than
 	// MaxHostNameLen bytes or containing a NUL byte. It is a caller error;
 	// nothing was appended.

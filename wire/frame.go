@@ -159,5 +159,6 @@ func (e Ethernet) SetDst(mac [6]byte) { copy(e[0:6], mac[:]) }
 // SetSrc sets the source MAC address.
 func (e Ethernet) SetSrc(mac [6]byte) { copy(e[6:12], mac[:]) }
 
-// Broadcast is the Ethernet broadcast address, used by SCOUT frames.
+// Broadcast is the Ethernet broadcast address, used by SCOUT frames and by
+// CONFIG frames sent to every host.
 var Broadcast = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}

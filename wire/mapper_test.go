@@ -9,16 +9,21 @@ import (
 )
 
 var (
+	macA1     = [6]byte{2, 0, 0, 0, 1, 1}
+	macC      = [6]byte{2, 0, 0, 0, 0, 3}
 	scoutInfo = HostInfo{
-		UniqueID: macA, Level: 1, MapVersion: 3, MapperID: macA, NodeID: 1, Name: []byte("node0"),
+		Flags: HostLeader | HostConfigured, UniqueID: macA, Level: 1, MapVersion: 3, MapperID: macA, NodeID: 1,
+		NumRails: 2, Rails: [MaxRails]HostRail{{macA, RailUp | RailHearing}, {macA1, RailUp}},
+		Name: []byte("node0"),
 	}
-	// scoutHex pins a whole SCOUT frame: broadcast from macA, mapper port 1
-	// to mapper port 1, carrying scoutInfo.
+	// scoutHex pins a whole SCOUT frame (docs/PROTOCOL.md §17.6): broadcast
+	// from macA, mapper port 1 to mapper port 1, carrying scoutInfo.
 	scoutHex = "ffffffffffff" + "020000000001" + "88b5" +
 		"01" + "20" + "01" + "01" + "0000" + "00" + "00" +
 		"00000000" + "00000001" + "00000000" + "00000005" + "00000000" +
-		"0000001b" + "00000000" + "001b" + "0000" + "6fd49637" +
-		"020000000001" + "01" + "05" + "00000003" + "020000000001" + "00000001" + "6e6f646530"
+		"00000029" + "00000000" + "0029" + "0000" + "86fafd07" +
+		"01" + "06" + "01" + "05" + "00000003" + "00000001" + "020000000001" + "02" + "00" +
+		"020000000001" + "03" + "00" + "020000000101" + "01" + "00" + "6e6f646530"
 )
 
 func TestGoldenScout(t *testing.T) {
@@ -36,7 +41,7 @@ func TestGoldenScout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.CRC() != 0x6fd49637 || refCRC32C(want[14:54], want[58:]) != h.CRC() {
+	if h.CRC() != 0x86fafd07 || refCRC32C(want[14:54], want[58:]) != h.CRC() {
 		t.Fatalf("CRC %08x", h.CRC())
 	}
 	hi, err := ParseHostInfo(h.Payload())
@@ -49,23 +54,34 @@ func TestGoldenScout(t *testing.T) {
 }
 
 func equalHostInfo(a, b HostInfo) bool {
-	return a.UniqueID == b.UniqueID && a.Level == b.Level && a.MapVersion == b.MapVersion &&
-		a.MapperID == b.MapperID && a.NodeID == b.NodeID && bytes.Equal(a.Name, b.Name)
+	return a.Flags == b.Flags && a.UniqueID == b.UniqueID && a.Level == b.Level && a.MapVersion == b.MapVersion &&
+		a.MapperID == b.MapperID && a.NodeID == b.NodeID && a.NumRails == b.NumRails && a.Rails == b.Rails &&
+		bytes.Equal(a.Name, b.Name)
 }
 
 func TestHostInfo(t *testing.T) {
 	long := bytes.Repeat([]byte{'h'}, MaxHostNameLen)
+	eight := HostInfo{NumRails: MaxRails}
+	for i := range eight.Rails {
+		eight.Rails[i] = HostRail{MAC: [6]byte{2, 0, 0, 0, 9, byte(i)}, State: RailState(i)}
+	}
+	eight.UniqueID = eight.Rails[0].MAC
 	tests := []struct {
-		name string
-		h    HostInfo
-		err  error
+		name  string
+		h     HostInfo
+		rails int // encoded rails
+		err   error
 	}{
-		{"empty name", HostInfo{UniqueID: macB}, nil},
-		{"all fields", HostInfo{UniqueID: [6]byte{1, 2, 3, 4, 5, 6}, Level: 255, MapVersion: 0xdeadbeef,
-			MapperID: [6]byte{7, 8, 9, 10, 11, 12}, NodeID: 0x01020304, Name: []byte("host.example")}, nil},
-		{"max name", HostInfo{Name: long}, nil},
-		{"name too long", HostInfo{Name: append(long, 'x')}, ErrName},
-		{"NUL in name", HostInfo{Name: []byte("a\x00b")}, ErrName},
+		{"one rail by default", HostInfo{UniqueID: macB}, 1, nil},
+		{"all fields", HostInfo{Flags: HostHello | 0x80, UniqueID: [6]byte{1, 2, 3, 4, 5, 6}, Level: 255,
+			MapVersion: 0xdeadbeef, MapperID: [6]byte{7, 8, 9, 10, 11, 12}, NodeID: 0x01020304,
+			NumRails: 1, Rails: [MaxRails]HostRail{{[6]byte{1, 2, 3, 4, 5, 6}, RailUp}}, Name: []byte("host.example")}, 1, nil},
+		{"eight rails", eight, 8, nil},
+		{"max name", HostInfo{Name: long}, 1, nil},
+		{"name too long", HostInfo{Name: append(long, 'x')}, 0, ErrName},
+		{"NUL in name", HostInfo{Name: []byte("a\x00b")}, 0, ErrName},
+		{"nine rails", HostInfo{NumRails: 9}, 0, ErrBody},
+		{"unique id is not rail 0", HostInfo{UniqueID: macA, NumRails: 1, Rails: [MaxRails]HostRail{{MAC: macB}}}, 0, ErrBody},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,21 +97,26 @@ func TestHostInfo(t *testing.T) {
 				return
 			}
 			body := b[1:]
-			if len(body) != HostInfoLen+len(tt.h.Name) {
+			if len(body) != HostInfoLen+tt.rails*HostRailLen+len(tt.h.Name) {
 				t.Fatalf("len %d", len(body))
 			}
 			got, err := ParseHostInfo(body)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !equalHostInfo(got, tt.h) {
-				t.Fatalf("round trip %+v, want %+v", got, tt.h)
+			want := tt.h
+			if want.NumRails == 0 {
+				want.NumRails, want.Rails[0] = 1, HostRail{MAC: want.UniqueID, State: RailUp}
+			}
+			if !equalHostInfo(got, want) {
+				t.Fatalf("round trip %+v, want %+v", got, want)
 			}
 		})
 	}
 	// Field offsets.
 	b, _ := AppendHostInfo(nil, &tests[1].h)
-	want := "010203040506" + "ff" + "0c" + "deadbeef" + "0708090a0b0c" + "01020304" + hex.EncodeToString([]byte("host.example"))
+	want := "01" + "81" + "ff" + "0c" + "deadbeef" + "01020304" + "0708090a0b0c" + "01" + "00" +
+		"010203040506" + "01" + "00" + hex.EncodeToString([]byte("host.example"))
 	if hex.EncodeToString(b) != want {
 		t.Fatalf("HostInfo bytes %x, want %s", b, want)
 	}
@@ -104,20 +125,27 @@ func TestHostInfo(t *testing.T) {
 func TestParseHostInfoErrors(t *testing.T) {
 	good, _ := AppendHostInfo(nil, &scoutInfo)
 	mod := func(fn func([]byte) []byte) []byte { return fn(append([]byte(nil), good...)) }
+	nameOff := HostInfoLen + 2*HostRailLen
 	tests := []struct {
 		name string
 		b    []byte
+		err  error
 	}{
-		{"nil", nil},
-		{"short fixed", good[:HostInfoLen-1]},
-		{"name cut", good[:len(good)-1]},
-		{"trailing byte", append(append([]byte(nil), good...), 'x')},
-		{"name length too big", mod(func(b []byte) []byte { b[7] = 200; return append(b, make([]byte, 195)...) })},
-		{"NUL in name", mod(func(b []byte) []byte { b[HostInfoLen] = 0; return b })},
+		{"nil", nil, ErrBody},
+		{"short fixed", good[:HostInfoLen-1], ErrBody},
+		{"name cut", good[:len(good)-1], ErrBody},
+		{"trailing byte", append(append([]byte(nil), good...), 'x'), ErrBody},
+		{"name length too big", mod(func(b []byte) []byte { b[3] = 200; return append(b, make([]byte, 195)...) }), ErrBody},
+		{"NUL in name", mod(func(b []byte) []byte { b[nameOff] = 0; return b }), ErrBody},
+		{"no rails", mod(func(b []byte) []byte { b[18] = 0; return b }), ErrBody},
+		{"nine rails", mod(func(b []byte) []byte { b[18] = 9; return append(b, make([]byte, 7*HostRailLen)...) }), ErrBody},
+		{"rail count too big", mod(func(b []byte) []byte { b[18] = 3; return b }), ErrBody},
+		{"revision 0", mod(func(b []byte) []byte { b[0] = 0; return b }), ErrMapperRev},
+		{"revision 2", mod(func(b []byte) []byte { b[0] = 2; return b }), ErrMapperRev},
 	}
 	for _, tt := range tests {
-		if _, err := ParseHostInfo(tt.b); !errors.Is(err, ErrBody) {
-			t.Errorf("%s: error %v, want ErrBody", tt.name, err)
+		if _, err := ParseHostInfo(tt.b); !errors.Is(err, tt.err) {
+			t.Errorf("%s: error %v, want %v", tt.name, err, tt.err)
 		}
 	}
 }
@@ -130,12 +158,30 @@ func testEntries(n int) []ConfigEntry {
 			UniqueID: [6]byte{2, 0, 0, 0, byte(i >> 8), byte(i)},
 			Name:     []byte(strings.Repeat("n", i%5) + string(rune('a'+i%26))),
 		}
+		if i%3 == 1 {
+			es[i].NumRails, es[i].UpMask = 2, 2
+			es[i].MACs[0] = es[i].UniqueID
+			es[i].MACs[1] = [6]byte{2, 0, 0, 1, byte(i >> 8), byte(i)}
+		}
+		if i%7 == 6 {
+			es[i].Flags = EntryAbsent
+		}
 	}
 	return es
 }
 
+// normEntry applies the NumRails == 0 default of AppendConfig.
+func normEntry(e ConfigEntry) ConfigEntry {
+	if e.NumRails == 0 {
+		e.NumRails, e.UpMask, e.MACs[0] = 1, 1, e.UniqueID
+	}
+	return e
+}
+
 func equalEntry(a, b ConfigEntry) bool {
-	return a.NodeID == b.NodeID && a.UniqueID == b.UniqueID && bytes.Equal(a.Name, b.Name)
+	a, b = normEntry(a), normEntry(b)
+	return a.NodeID == b.NodeID && a.Flags == b.Flags && a.UniqueID == b.UniqueID && a.NumRails == b.NumRails &&
+		a.UpMask == b.UpMask && a.MACs == b.MACs && bytes.Equal(a.Name, b.Name)
 }
 
 func TestConfig(t *testing.T) {
@@ -148,10 +194,14 @@ func TestConfig(t *testing.T) {
 		{"empty map", ConfigHeader{MapVersion: 1, MapperID: macA}, nil, nil},
 		{"one", ConfigHeader{MapVersion: 2, MapperID: macA, TotalHosts: 1}, testEntries(1), nil},
 		{"slice of larger map", ConfigHeader{MapVersion: 7, MapperID: macB, TotalHosts: 100, First: 90}, testEntries(10), nil},
+		{"table hand-over", ConfigHeader{Flags: ConfigTable, MapVersion: 7, MapperID: macB, TotalHosts: 10}, testEntries(10), nil},
 		{"empty name entry", ConfigHeader{TotalHosts: 1}, []ConfigEntry{{NodeID: 5}}, nil},
 		{"range beyond total", ConfigHeader{TotalHosts: 5, First: 1}, testEntries(5), ErrBody},
 		{"bad name", ConfigHeader{TotalHosts: 2}, []ConfigEntry{{NodeID: 1}, {NodeID: 2, Name: []byte{0}}}, ErrName},
 		{"long name", ConfigHeader{TotalHosts: 1}, []ConfigEntry{{Name: make([]byte, 129)}}, ErrName},
+		{"up bit beyond rails", ConfigHeader{TotalHosts: 1}, []ConfigEntry{{NumRails: 2, UpMask: 4}}, ErrBody},
+		{"nine rails", ConfigHeader{TotalHosts: 1}, []ConfigEntry{{NumRails: 9}}, ErrBody},
+		{"unique id is not MACs[0]", ConfigHeader{TotalHosts: 1}, []ConfigEntry{{UniqueID: macA, NumRails: 1}}, ErrBody},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,10 +265,11 @@ func TestConfig(t *testing.T) {
 		})
 	}
 	// Pinned bytes of a one-entry body.
-	b, _ := AppendConfig(nil, &ConfigHeader{MapVersion: 0x01020304, MapperID: macA, TotalHosts: 2, First: 1},
-		[]ConfigEntry{{NodeID: 2, UniqueID: macB, Name: []byte("node1")}})
-	want := "01020304" + "020000000001" + "0002" + "0001" + "0001" +
-		"00000002" + "020000000002" + "05" + "00" + "6e6f646531"
+	b, _ := AppendConfig(nil, &ConfigHeader{Flags: ConfigTable, MapVersion: 0x01020304, MapperID: macA, TotalHosts: 2, First: 1},
+		[]ConfigEntry{{NodeID: 2, Flags: EntryAbsent, UniqueID: macB, NumRails: 2, UpMask: 2,
+			MACs: [MaxRails][6]byte{macB, macC}, Name: []byte("node1")}})
+	want := "01" + "01" + "0002" + "01020304" + "020000000001" + "0001" + "0001" + "0000" +
+		"00000002" + "01" + "02" + "02" + "05" + "020000000002" + "020000000003" + "6e6f646531"
 	if hex.EncodeToString(b) != want {
 		t.Fatalf("Config bytes %x, want %s", b, want)
 	}
@@ -237,34 +288,42 @@ func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		b    []byte
+		err  error
 	}{
-		{"nil", nil},
-		{"short fixed", good[:ConfigLen-1]},
-		{"entry cut", good[:len(good)-1]},
-		{"entry fixed part cut", good[:ConfigLen+5]},
-		{"trailing byte", append(append([]byte(nil), good...), 'x')},
-		{"count too big", mod(func(b []byte) []byte { b[15] = 4; b[11] = 9; return b })},
-		{"count too small", mod(func(b []byte) []byte { b[15] = 2; return b })},
-		{"first+count > total", mod(func(b []byte) []byte { b[13] = 1; return b })},
-		{"name length too big", mod(func(b []byte) []byte { b[ConfigLen+10] = 0xff; return b })},
-		{"NUL in name", mod(func(b []byte) []byte { b[ConfigLen+ConfigEntryLen] = 0; return b })},
+		{"nil", nil, ErrBody},
+		{"short fixed", good[:ConfigLen-1], ErrBody},
+		{"entry cut", good[:len(good)-1], ErrBody},
+		{"entry fixed part cut", good[:ConfigLen+5], ErrBody},
+		{"trailing byte", append(append([]byte(nil), good...), 'x'), ErrBody},
+		{"count too big", mod(func(b []byte) []byte { b[17] = 4; b[3] = 9; return b }), ErrBody},
+		{"count too small", mod(func(b []byte) []byte { b[17] = 2; return b }), ErrBody},
+		{"first+count > total", mod(func(b []byte) []byte { b[15] = 1; return b }), ErrBody},
+		{"no rails", mod(func(b []byte) []byte { b[ConfigLen+5] = 0; return b }), ErrBody},
+		{"up bit beyond rails", mod(func(b []byte) []byte { b[ConfigLen+6] = 2; return b }), ErrBody},
+		{"name length too big", mod(func(b []byte) []byte { b[ConfigLen+7] = 0xff; return b }), ErrBody},
+		{"NUL in name", mod(func(b []byte) []byte { b[ConfigLen+ConfigEntryLen+6] = 0; return b }), ErrBody},
+		{"revision 0", mod(func(b []byte) []byte { b[0] = 0; return b }), ErrMapperRev},
 	}
 	for _, tt := range tests {
-		if _, err := ParseConfig(tt.b); !errors.Is(err, ErrBody) {
-			t.Errorf("%s: error %v, want ErrBody", tt.name, err)
+		want := tt.err
+		if want == nil {
+			want = ErrBody
+		}
+		if _, err := ParseConfig(tt.b); !errors.Is(err, want) {
+			t.Errorf("%s: error %v, want %v", tt.name, err, want)
 		}
 	}
-	// The reserved byte of an entry is ignored.
-	r := mod(func(b []byte) []byte { b[ConfigLen+11] = 0x5a; return b })
+	// The reserved field of the fixed part is ignored.
+	r := mod(func(b []byte) []byte { b[18] = 0x5a; return b })
 	if _, err := ParseConfig(r); err != nil {
-		t.Errorf("reserved byte: %v", err)
+		t.Errorf("reserved field: %v", err)
 	}
 }
 
 func TestConfigAck(t *testing.T) {
-	a := ConfigAck{MapVersion: 0x0a0b0c0d, UniqueID: macB, NodeID: 0x11223344}
+	a := ConfigAck{Flags: ConfigTable, MapVersion: 0x0a0b0c0d, UniqueID: macB, NodeID: 0x11223344}
 	b := AppendConfigAck([]byte{1}, &a)
-	if hex.EncodeToString(b[1:]) != "0a0b0c0d"+"020000000002"+"11223344" {
+	if hex.EncodeToString(b[1:]) != "01"+"01"+"020000000002"+"0a0b0c0d"+"11223344" {
 		t.Fatalf("ConfigAck bytes %x", b[1:])
 	}
 	got, err := ParseConfigAck(b[1:])
@@ -276,13 +335,19 @@ func TestConfigAck(t *testing.T) {
 			t.Errorf("len %d: %v", n, err)
 		}
 	}
+	if _, err := ParseConfigAck(make([]byte, ConfigAckLen)); !errors.Is(err, ErrMapperRev) {
+		t.Errorf("revision 0: %v", err)
+	}
 }
 
 // TestGoldenDocVectors pins the GET, CONFIG and CONFIG_ACK example frames
 // quoted in docs/PROTOCOL.md.
 func TestGoldenDocVectors(t *testing.T) {
-	body, err := AppendConfig(nil, &ConfigHeader{MapVersion: 3, MapperID: macA, TotalHosts: 2},
-		[]ConfigEntry{{NodeID: 1, UniqueID: macA, Name: []byte("node0")}, {NodeID: 2, UniqueID: macB, Name: []byte("node1")}})
+	body, err := AppendConfig(nil, &ConfigHeader{MapVersion: 3, MapperID: macA, TotalHosts: 3}, []ConfigEntry{
+		{NodeID: 1, UniqueID: macA, NumRails: 2, UpMask: 3, MACs: [MaxRails][6]byte{macA, macA1}, Name: []byte("node0")},
+		{NodeID: 2, UniqueID: macB, Name: []byte("node1")},
+		{NodeID: 3, Flags: EntryAbsent, NumRails: 1, MACs: [MaxRails][6]byte{macC}, Name: []byte("node2")},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,21 +364,33 @@ func TestGoldenDocVectors(t *testing.T) {
 			"02000000000202000000000188b501080402000000000000000200000001010203040000000a0000000000001000000000000008" +
 				"00002c70bb2f00000100000020000000000200000040"},
 		{"CONFIG", AppendFrame(nil, macB, macA, EtherType, &HeaderFields{Type: TypeConfig, TargetPort: 1, SourcePort: 1,
-			SourceNode: 1, Seq: 6, MsgLen: uint32(len(body))}, body), 0x23e335bc,
-			"02000000000202000000000188b50122010100000000000000000000000100000000000000060000000000000032000000000032" +
-				"000023e335bc000000030200000000010002000000020000000102000000000105006e6f6465300000000202000000000205006e6f646531"},
+			SourceNode: 1, Seq: 6, MsgLen: uint32(len(body))}, body), configCRC,
+			"02000000000202000000000188b5" + "01220101" + "00000000" + "00000000" + "00000001" +
+				"00000000" + "00000006" + "00000000" + "00000053" + "00000000" + "0053" + "0000" + configCRCHex +
+				"01" + "00" + "0003" + "00000003" + "020000000001" + "0000" + "0003" + "0000" +
+				"00000001" + "00" + "02" + "03" + "05" + "020000000001" + "020000000101" + "6e6f646530" +
+				"00000002" + "00" + "01" + "01" + "05" + "020000000002" + "6e6f646531" +
+				"00000003" + "01" + "01" + "00" + "05" + "020000000003" + "6e6f646532"},
 		{"CONFIG_ACK", AppendFrame(nil, macA, macB, EtherType, &HeaderFields{Type: TypeConfigAck, TargetPort: 1, SourcePort: 1,
-			TargetNode: 1, SourceNode: 2, Seq: 6, MsgLen: uint32(len(ack))}, ack), 0xe90fb833,
-			"02000000000102000000000288b5012301010000000000000001000000020000000000000006000000000000000e00000000000e" +
-				"0000e90fb8330000000302000000000200000002"},
+			TargetNode: 1, SourceNode: 2, Seq: 6, MsgLen: uint32(len(ack))}, ack), ackCRC,
+			"02000000000102000000000288b5" + "01230101" + "00000000" + "00000001" + "00000002" +
+				"00000000" + "00000006" + "00000000" + "00000010" + "00000000" + "0010" + "0000" + ackCRCHex +
+				"01" + "00" + "020000000002" + "00000003" + "00000002"},
 	}
 	for _, tt := range tests {
 		if got := hex.EncodeToString(tt.frame); got != tt.hex {
 			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.hex)
 		}
 		h, err := ParseFrameCRC(tt.frame, EtherType)
-		if err != nil || h.CRC() != tt.crc {
+		if err != nil || h.CRC() != tt.crc || refCRC32C(tt.frame[14:54], tt.frame[58:]) != tt.crc {
 			t.Errorf("%s: %v crc %08x", tt.name, err, h.CRC())
 		}
 	}
 }
+
+const (
+	configCRC    = 0x358eefb9
+	configCRCHex = "358eefb9"
+	ackCRC       = 0x86cc8641
+	ackCRCHex    = "86cc8641"
+)

@@ -177,7 +177,7 @@ func brokenCases(tb testing.TB) []brokenCase {
 
 	badConfig := sampleFrame(tb, wire.TypeConfig)
 	cfg := header(badConfig).Payload()
-	binary.BigEndian.PutUint16(cfg[14:], binary.BigEndian.Uint16(cfg[14:])+1) // one entry more than present
+	binary.BigEndian.PutUint16(cfg[16:], binary.BigEndian.Uint16(cfg[16:])+1) // one entry more than present
 	header(badConfig).UpdateCRC()
 
 	badConfigAck := sampleFrame(tb, wire.TypeConfigAck)
@@ -203,8 +203,12 @@ func brokenCases(tb testing.TB) []brokenCase {
 	header(nulName).UpdateCRC()
 
 	scoutLen := sampleFrame(tb, wire.TypeScout)
-	header(scoutLen).Payload()[7]-- // name length one short of the body
+	header(scoutLen).Payload()[3]-- // name length one short of the body
 	header(scoutLen).UpdateCRC()
+
+	badRev := sampleFrame(tb, wire.TypeScout)
+	header(badRev).Payload()[0] = 2 // a mapper body revision from the future
+	header(badRev).UpdateCRC()
 
 	emptyScout := wire.AppendFrame(nil, wire.Broadcast, macA, wire.EtherType,
 		&wire.HeaderFields{Type: wire.TypeScout, TargetPort: 1, SourcePort: 1}, nil)
@@ -244,6 +248,8 @@ func brokenCases(tb testing.TB) []brokenCase {
 			experts: []string{"ethergm.port.invalid"}, crcStatus: "1", info: "1:2 -> 2:20"},
 		{name: "SCOUT_REPLY name with a NUL byte", frame: nulName, wireErr: wire.ErrBody,
 			experts: []string{"ethergm.body.bad"}, crcStatus: "1", info: "SCOUT_REPLY", malformed: true},
+		{name: "SCOUT body of revision 2", frame: badRev, wireErr: wire.ErrMapperRev,
+			experts: []string{"ethergm.body.bad"}, crcStatus: "1", info: "[revision 2]", malformed: true},
 		{name: "SCOUT without a body", frame: emptyScout, wireErr: wire.ErrBody,
 			experts: []string{"ethergm.body.bad"}, crcStatus: "1", info: "[bad body]", malformed: true},
 		{name: "status in a DATA frame", frame: statusSet, wireErr: nil,
@@ -373,7 +379,7 @@ func TestDisplayFilters(t *testing.T) {
 		{`ethergm.flags.retransmit == 1 && ethergm.type != 5`, 1},
 		{`ethergm.tport == 0xff`, 1},
 		{`ethergm.type == 0x22 && ethergm.config.entry.name contains "node-two"`, 2},
-		{`_ws.expert.severity >= "Error" && ethergm`, 11},
+		{`_ws.expert.severity >= "Error" && ethergm`, 12},
 		{`ethergm.raddr`, 4},
 	} {
 		if got := count(tt.filter); got != tt.want {

@@ -35,6 +35,14 @@ func raw(name string, b []byte) want {
 	return want{name: name, kind: kindBytes, hex: hex.EncodeToString(b)}
 }
 func none(name string) want { return want{name: name, kind: kindNone} }
+
+// flag8 is the expected value of a boolean field of an 8-bit flags byte.
+func flag8(name string, v, mask uint8) want {
+	if v&mask != 0 {
+		return num(name, 1)
+	}
+	return num(name, 0)
+}
 func bit(name string, f, mask wire.Flags) want {
 	if f&mask != 0 {
 		return num(name, 1)
@@ -147,12 +155,27 @@ func bodyFields(tb testing.TB, t wire.Type, body []byte) []want {
 		}
 		ws := []want{
 			none("ethergm.scout"),
-			raw("ethergm.scout.uid", hi.UniqueID[:]),
+			num("ethergm.scout.rev", wire.MapperRev),
+			num("ethergm.scout.flags", uint64(hi.Flags)),
+			flag8("ethergm.scout.flags.hello", uint8(hi.Flags), uint8(wire.HostHello)),
+			flag8("ethergm.scout.flags.leader", uint8(hi.Flags), uint8(wire.HostLeader)),
+			flag8("ethergm.scout.flags.configured", uint8(hi.Flags), uint8(wire.HostConfigured)),
 			num("ethergm.scout.level", uint64(hi.Level)),
 			num("ethergm.scout.namelen", uint64(len(hi.Name))),
 			num("ethergm.scout.mapversion", uint64(hi.MapVersion)),
-			raw("ethergm.scout.mapper", hi.MapperID[:]),
 			num("ethergm.scout.node", uint64(hi.NodeID)),
+			raw("ethergm.scout.mapper", hi.MapperID[:]),
+			num("ethergm.scout.rails", uint64(hi.NumRails)),
+			raw("ethergm.scout.uid", hi.UniqueID[:]),
+		}
+		for _, r := range hi.Rails[:hi.NumRails] {
+			ws = append(ws,
+				none("ethergm.scout.rail"),
+				raw("ethergm.scout.rail.mac", r.MAC[:]),
+				num("ethergm.scout.rail.state", uint64(r.State)),
+				flag8("ethergm.scout.rail.up", uint8(r.State), uint8(wire.RailUp)),
+				flag8("ethergm.scout.rail.hearing", uint8(r.State), uint8(wire.RailHearing)),
+			)
 		}
 		if len(hi.Name) > 0 {
 			ws = append(ws, raw("ethergm.scout.name", hi.Name))
@@ -165,9 +188,12 @@ func bodyFields(tb testing.TB, t wire.Type, body []byte) []want {
 		}
 		ws := []want{
 			none("ethergm.config"),
+			num("ethergm.config.rev", wire.MapperRev),
+			num("ethergm.config.flags", uint64(c.Flags)),
+			flag8("ethergm.config.flags.table", uint8(c.Flags), uint8(wire.ConfigTable)),
+			num("ethergm.config.total", uint64(c.TotalHosts)),
 			num("ethergm.config.mapversion", uint64(c.MapVersion)),
 			raw("ethergm.config.mapper", c.MapperID[:]),
-			num("ethergm.config.total", uint64(c.TotalHosts)),
 			num("ethergm.config.first", uint64(c.First)),
 			num("ethergm.config.count", uint64(c.Count)),
 		}
@@ -176,10 +202,16 @@ func bodyFields(tb testing.TB, t wire.Type, body []byte) []want {
 				none("ethergm.config.entry"),
 				num("ethergm.config.entry.index", uint64(i)),
 				num("ethergm.config.entry.node", uint64(e.NodeID)),
-				raw("ethergm.config.entry.uid", e.UniqueID[:]),
+				num("ethergm.config.entry.flags", uint64(e.Flags)),
+				flag8("ethergm.config.entry.absent", uint8(e.Flags), uint8(wire.EntryAbsent)),
+				num("ethergm.config.entry.rails", uint64(e.NumRails)),
+				num("ethergm.config.entry.upmask", uint64(e.UpMask)),
 				num("ethergm.config.entry.namelen", uint64(len(e.Name))),
-				num("ethergm.config.entry.reserved", 0),
+				raw("ethergm.config.entry.uid", e.UniqueID[:]),
 			)
+			for _, mac := range e.MACs[:e.NumRails] {
+				ws = append(ws, raw("ethergm.config.entry.mac", mac[:]))
+			}
 			if len(e.Name) > 0 {
 				ws = append(ws, raw("ethergm.config.entry.name", e.Name))
 			}
@@ -192,8 +224,11 @@ func bodyFields(tb testing.TB, t wire.Type, body []byte) []want {
 		}
 		return []want{
 			none("ethergm.configack"),
-			num("ethergm.configack.mapversion", uint64(a.MapVersion)),
+			num("ethergm.configack.rev", wire.MapperRev),
+			num("ethergm.configack.flags", uint64(a.Flags)),
+			flag8("ethergm.configack.flags.table", uint8(a.Flags), uint8(wire.ConfigTable)),
 			raw("ethergm.configack.uid", a.UniqueID[:]),
+			num("ethergm.configack.mapversion", uint64(a.MapVersion)),
 			num("ethergm.configack.node", uint64(a.NodeID)),
 		}
 	}

@@ -172,32 +172,57 @@ local f = {
     seg_count = ProtoField.uint32("ethergm.seg.count", "Segments", base.DEC),
 }
 
--- Mapper bodies.
+-- Mapper bodies (revision 1, docs/PROTOCOL.md section 13).
+local HOST_HELLO, HOST_LEADER, HOST_CONFIGURED = 0x01, 0x02, 0x04
+local RAIL_UP, RAIL_HEARING = 0x01, 0x02
+local CONFIG_TABLE = 0x01
+local ENTRY_ABSENT = 0x01
 local fm = {
     host = ProtoField.none("ethergm.scout", "Host info"),
-    host_unique_id = ProtoField.ether("ethergm.scout.uid", "Unique id"),
+    host_rev = ProtoField.uint8("ethergm.scout.rev", "Body revision", base.DEC),
+    host_flags = ProtoField.uint8("ethergm.scout.flags", "Flags", base.HEX),
+    host_hello = ProtoField.bool("ethergm.scout.flags.hello", "Hello (starting, answer me)", 8, nil, HOST_HELLO),
+    host_leader = ProtoField.bool("ethergm.scout.flags.leader", "Mapper in charge", 8, nil, HOST_LEADER),
+    host_configured = ProtoField.bool("ethergm.scout.flags.configured", "Network fully configured", 8, nil, HOST_CONFIGURED),
     host_level = ProtoField.uint8("ethergm.scout.level", "Mapper level", base.DEC),
     host_name_len = ProtoField.uint8("ethergm.scout.namelen", "Name length", base.DEC),
     host_map_version = ProtoField.uint32("ethergm.scout.mapversion", "Map version", base.DEC),
-    host_mapper_id = ProtoField.ether("ethergm.scout.mapper", "Mapper unique id"),
     host_node = ProtoField.uint32("ethergm.scout.node", "Node id", base.DEC),
+    host_mapper_id = ProtoField.ether("ethergm.scout.mapper", "Mapper unique id"),
+    host_rails = ProtoField.uint8("ethergm.scout.rails", "Rails", base.DEC),
+    host_unique_id = ProtoField.ether("ethergm.scout.uid", "Unique id"),
+    rail = ProtoField.none("ethergm.scout.rail", "Rail"),
+    rail_mac = ProtoField.ether("ethergm.scout.rail.mac", "MAC address"),
+    rail_state = ProtoField.uint8("ethergm.scout.rail.state", "State", base.HEX),
+    rail_up = ProtoField.bool("ethergm.scout.rail.up", "Link up", 8, nil, RAIL_UP),
+    rail_hearing = ProtoField.bool("ethergm.scout.rail.hearing", "Hearing peers", 8, nil, RAIL_HEARING),
     host_name = ProtoField.string("ethergm.scout.name", "Host name"),
     config = ProtoField.none("ethergm.config", "Config"),
+    config_rev = ProtoField.uint8("ethergm.config.rev", "Body revision", base.DEC),
+    config_flags = ProtoField.uint8("ethergm.config.flags", "Flags", base.HEX),
+    config_table = ProtoField.bool("ethergm.config.flags.table", "Table hand-over", 8, nil, CONFIG_TABLE),
+    config_total = ProtoField.uint16("ethergm.config.total", "Total hosts", base.DEC),
     config_map_version = ProtoField.uint32("ethergm.config.mapversion", "Map version", base.DEC),
     config_mapper_id = ProtoField.ether("ethergm.config.mapper", "Mapper unique id"),
-    config_total = ProtoField.uint16("ethergm.config.total", "Total hosts", base.DEC),
     config_first = ProtoField.uint16("ethergm.config.first", "First entry index", base.DEC),
     config_count = ProtoField.uint16("ethergm.config.count", "Entry count", base.DEC),
     entry = ProtoField.none("ethergm.config.entry", "Entry"),
     entry_index = ProtoField.uint16("ethergm.config.entry.index", "Index in host table", base.DEC),
     entry_node = ProtoField.uint32("ethergm.config.entry.node", "Node id", base.DEC),
-    entry_unique_id = ProtoField.ether("ethergm.config.entry.uid", "Unique id"),
+    entry_flags = ProtoField.uint8("ethergm.config.entry.flags", "Flags", base.HEX),
+    entry_absent = ProtoField.bool("ethergm.config.entry.absent", "Absent (id reserved)", 8, nil, ENTRY_ABSENT),
+    entry_rails = ProtoField.uint8("ethergm.config.entry.rails", "Rails", base.DEC),
+    entry_up = ProtoField.uint8("ethergm.config.entry.upmask", "Rails up", base.HEX),
     entry_name_len = ProtoField.uint8("ethergm.config.entry.namelen", "Name length", base.DEC),
-    entry_reserved = ProtoField.uint8("ethergm.config.entry.reserved", "Reserved", base.HEX),
+    entry_unique_id = ProtoField.ether("ethergm.config.entry.uid", "Unique id"),
+    entry_mac = ProtoField.ether("ethergm.config.entry.mac", "MAC address"),
     entry_name = ProtoField.string("ethergm.config.entry.name", "Host name"),
     cack = ProtoField.none("ethergm.configack", "Config ack"),
-    cack_map_version = ProtoField.uint32("ethergm.configack.mapversion", "Map version", base.DEC),
+    cack_rev = ProtoField.uint8("ethergm.configack.rev", "Body revision", base.DEC),
+    cack_flags = ProtoField.uint8("ethergm.configack.flags", "Flags", base.HEX),
+    cack_table = ProtoField.bool("ethergm.configack.flags.table", "Table hand-over", 8, nil, CONFIG_TABLE),
     cack_unique_id = ProtoField.ether("ethergm.configack.uid", "Unique id"),
+    cack_map_version = ProtoField.uint32("ethergm.configack.mapversion", "Map version", base.DEC),
     cack_node = ProtoField.uint32("ethergm.configack.node", "Node id", base.DEC),
 }
 
@@ -333,10 +358,13 @@ end
 
 -- Host names: at most MAX_HOST_NAME_LEN bytes, no NUL (wire.MaxHostNameLen).
 local MAX_HOST_NAME_LEN = 128
-local HOST_INFO_LEN = 22
-local CONFIG_LEN = 16
-local CONFIG_ENTRY_LEN = 12
-local CONFIG_ACK_LEN = 14
+local MAPPER_REV = 1 -- wire.MapperRev
+local MAX_RAILS = 8
+local HOST_INFO_LEN = 20
+local HOST_RAIL_LEN = 8
+local CONFIG_LEN = 20
+local CONFIG_ENTRY_LEN = 8
+local CONFIG_ACK_LEN = 16
 
 local function mac_string(r)
     local b = r:bytes()
@@ -369,8 +397,22 @@ end
 -- body as a subtree and returns a summary for the Info column.
 local mapper = {}
 
--- HostInfo: unique id [6] | level u8 | name length u8 | map version u32 |
--- mapper unique id [6] | node id u32 | name [name length].
+-- check_rev adds the body revision to st and reports whether it is the
+-- one this dissector knows; the rest of another revision is not decoded.
+local function check_rev(st, field, r)
+    local ri = st:add(field, r(0, 1))
+    local rev = r(0, 1):uint()
+    if rev ~= MAPPER_REV then
+        ri:add_proto_expert_info(e.bad_body, string.format(
+            "Mapper body revision %d; this dissector knows revision %d", rev, MAPPER_REV))
+        return false
+    end
+    return true
+end
+
+-- HostInfo: revision u8 | flags u8 | level u8 | name length u8 |
+-- map version u32 | node id u32 | mapper unique id [6] | rail count u8 |
+-- reserved u8 | rails (MAC [6] | state u8 | reserved u8) | name.
 local function dissect_host_info(r, tree, paylen)
     local n = r:len()
     local st = tree:add(fm.host, r)
@@ -379,39 +421,82 @@ local function dissect_host_info(r, tree, paylen)
             "Host info body of %d bytes is shorter than its fixed part (%d bytes)", n, HOST_INFO_LEN))
         return "[bad body]"
     end
-    st:add(fm.host_unique_id, r(0, 6))
-    st:add(fm.host_level, r(6, 1))
-    local nl = r(7, 1):uint()
-    local nli = st:add(fm.host_name_len, r(7, 1))
-    st:add(fm.host_map_version, r(8, 4))
+    if not check_rev(st, fm.host_rev, r) then
+        return string.format("[revision %d]", r(0, 1):uint())
+    end
+    local ft = st:add(fm.host_flags, r(1, 1))
+    ft:add(fm.host_hello, r(1, 1))
+    ft:add(fm.host_leader, r(1, 1))
+    ft:add(fm.host_configured, r(1, 1))
+    st:add(fm.host_level, r(2, 1))
+    local nl = r(3, 1):uint()
+    local nli = st:add(fm.host_name_len, r(3, 1))
+    st:add(fm.host_map_version, r(4, 4))
+    st:add(fm.host_node, r(8, 4))
     st:add(fm.host_mapper_id, r(12, 6))
-    st:add(fm.host_node, r(18, 4))
+    local nr = r(18, 1):uint()
+    local nri = st:add(fm.host_rails, r(18, 1))
+    local bad = false
+    if nr < 1 or nr > MAX_RAILS then
+        nri:add_proto_expert_info(e.bad_body, string.format("%d rails (1..%d)", nr, MAX_RAILS))
+        bad = true
+    end
+    local uid = "?"
+    local noff = HOST_INFO_LEN + nr * HOST_RAIL_LEN
+    if not bad and noff <= n then
+        st:add(fm.host_unique_id, r(HOST_INFO_LEN, 6))
+        uid = mac_string(r(HOST_INFO_LEN, 6))
+        for i = 0, nr - 1 do
+            local off = HOST_INFO_LEN + i * HOST_RAIL_LEN
+            local rt = st:add(fm.rail, r(off, HOST_RAIL_LEN))
+            rt:add(fm.rail_mac, r(off, 6))
+            local sti = rt:add(fm.rail_state, r(off + 6, 1))
+            sti:add(fm.rail_up, r(off + 6, 1))
+            sti:add(fm.rail_hearing, r(off + 6, 1))
+            local state = r(off + 6, 1):uint()
+            local words = {}
+            if bit32.band(state, RAIL_UP) ~= 0 then
+                words[#words + 1] = "up"
+            else
+                words[#words + 1] = "down"
+            end
+            if bit32.band(state, RAIL_HEARING) ~= 0 then
+                words[#words + 1] = "hearing"
+            end
+            rt:append_text(string.format(" %d: %s %s", i, mac_string(r(off, 6)), table.concat(words, ",")))
+        end
+    elseif not bad and n == paylen then
+        nri:add_proto_expert_info(e.bad_body, string.format(
+            "%d rails run past the end of the %d-byte body", nr, n))
+        bad = true
+    end
     local name = ""
-    if HOST_INFO_LEN + nl <= n then
+    if not bad and noff + nl <= n then
         if nl > 0 then
-            local ni = st:add(fm.host_name, r(HOST_INFO_LEN, nl))
-            name = check_name(ni, r(HOST_INFO_LEN, nl), nl)
+            local ni = st:add(fm.host_name, r(noff, nl))
+            name = check_name(ni, r(noff, nl), nl)
         end
-        if HOST_INFO_LEN + nl ~= paylen then
+        if noff + nl ~= paylen then
             nli:add_proto_expert_info(e.bad_body, string.format(
-                "Host info body is %d bytes, name length %d makes %d", paylen, nl, HOST_INFO_LEN + nl))
+                "Host info body is %d bytes, %d rails and name length %d make %d", paylen, nr, nl, noff + nl))
         end
-    elseif n == paylen then
+    elseif not bad and n == paylen then
         nli:add_proto_expert_info(e.bad_body, string.format(
             "Name length %d runs past the end of the %d-byte body", nl, n))
     end
-    st:append_text(string.format(": %s \"%s\" node %d, level %d, map %d",
-        mac_string(r(0, 6)), name, r(18, 4):uint(), r(6, 1):uint(), r(8, 4):uint()))
+    st:append_text(string.format(": %s \"%s\" node %d, level %d, map %d, %d rails",
+        uid, name, r(8, 4):uint(), r(2, 1):uint(), r(4, 4):uint(), nr))
     return string.format("host=%s \"%s\" node=%d level=%d map=%d",
-        mac_string(r(0, 6)), name, r(18, 4):uint(), r(6, 1):uint(), r(8, 4):uint())
+        uid, name, r(8, 4):uint(), r(2, 1):uint(), r(4, 4):uint())
 end
 
 mapper[TYPE_SCOUT] = dissect_host_info
 mapper[TYPE_SCOUT_REPLY] = dissect_host_info
 
--- Config: map version u32 | mapper unique id [6] | total hosts u16 |
--- first entry index u16 | entry count u16 | entries, each
--- node id u32 | unique id [6] | name length u8 | reserved u8 | name.
+-- Config: revision u8 | flags u8 | total hosts u16 | map version u32 |
+-- mapper unique id [6] | first entry index u16 | entry count u16 |
+-- reserved u16 | entries, each node id u32 | flags u8 | rail count u8 |
+-- up mask u8 | name length u8 | MACs [rail count][6] | name.
 mapper[TYPE_CONFIG] = function(r, tree, paylen)
     local n = r:len()
     local st = tree:add(fm.config, r)
@@ -420,29 +505,42 @@ mapper[TYPE_CONFIG] = function(r, tree, paylen)
             "Config body of %d bytes is shorter than its fixed part (%d bytes)", n, CONFIG_LEN))
         return "[bad body]"
     end
-    local version = r(0, 4):uint()
-    local total = r(10, 2):uint()
-    local first = r(12, 2):uint()
-    local count = r(14, 2):uint()
-    st:add(fm.config_map_version, r(0, 4))
-    st:add(fm.config_mapper_id, r(4, 6))
-    local ti = st:add(fm.config_total, r(10, 2))
-    st:add(fm.config_first, r(12, 2))
-    local ci = st:add(fm.config_count, r(14, 2))
+    if not check_rev(st, fm.config_rev, r) then
+        return string.format("[revision %d]", r(0, 1):uint())
+    end
+    local flags = r(1, 1):uint()
+    local total = r(2, 2):uint()
+    local version = r(4, 4):uint()
+    local first = r(14, 2):uint()
+    local count = r(16, 2):uint()
+    local ft = st:add(fm.config_flags, r(1, 1))
+    ft:add(fm.config_table, r(1, 1))
+    local ti = st:add(fm.config_total, r(2, 2))
+    st:add(fm.config_map_version, r(4, 4))
+    st:add(fm.config_mapper_id, r(8, 6))
+    st:add(fm.config_first, r(14, 2))
+    local ci = st:add(fm.config_count, r(16, 2))
     if first + count > total then
         ti:add_proto_expert_info(e.bad_body, string.format(
             "Entries %d..%d lie outside the host table of %d hosts", first, first + count - 1, total))
     end
-    st:append_text(string.format(": map %d from %s, entries %d..%d of %d",
-        version, mac_string(r(4, 6)), first, first + count - 1, total))
+    local what = "map"
+    if bit32.band(flags, CONFIG_TABLE) ~= 0 then
+        what = "hosts table handed over"
+    end
+    st:append_text(string.format(": %s %d from %s, entries %d..%d of %d",
+        what, version, mac_string(r(8, 6)), first, first + count - 1, total))
     local off = CONFIG_LEN
     local decoded = 0
+    local broken = false
     for i = 0, count - 1 do
         if n - off < CONFIG_ENTRY_LEN then
             break
         end
-        local nl = r(off + 10, 1):uint()
-        local elen = CONFIG_ENTRY_LEN + nl
+        local nr = r(off + 5, 1):uint()
+        local up = r(off + 6, 1):uint()
+        local nl = r(off + 7, 1):uint()
+        local elen = CONFIG_ENTRY_LEN + 6 * nr + nl
         if off + elen > n then
             elen = n - off
         end
@@ -450,28 +548,46 @@ mapper[TYPE_CONFIG] = function(r, tree, paylen)
         local xi = et:add(fm.entry_index, first + i)
         xi:set_generated()
         et:add(fm.entry_node, r(off, 4))
-        et:add(fm.entry_unique_id, r(off + 4, 6))
-        local nli = et:add(fm.entry_name_len, r(off + 10, 1))
-        local ri = et:add(fm.entry_reserved, r(off + 11, 1))
-        if r(off + 11, 1):uint() ~= 0 then
-            ri:add_proto_expert_info(e.bad_body, "Reserved byte of a config entry is not 0")
+        local eft = et:add(fm.entry_flags, r(off + 4, 1))
+        eft:add(fm.entry_absent, r(off + 4, 1))
+        local nri = et:add(fm.entry_rails, r(off + 5, 1))
+        local upi = et:add(fm.entry_up, r(off + 6, 1))
+        local nli = et:add(fm.entry_name_len, r(off + 7, 1))
+        if nr < 1 or nr > MAX_RAILS then
+            nri:add_proto_expert_info(e.bad_body, string.format("%d rails (1..%d)", nr, MAX_RAILS))
+            broken = true
+            break
+        end
+        if bit32.rshift(up, nr) ~= 0 then
+            upi:add_proto_expert_info(e.bad_body, string.format("Up mask 0x%02x names rails beyond %d", up, nr))
         end
         local name = ""
-        if CONFIG_ENTRY_LEN + nl <= elen then
+        local uid = "?"
+        if CONFIG_ENTRY_LEN + 6 * nr + nl <= elen then
+            et:add(fm.entry_unique_id, r(off + CONFIG_ENTRY_LEN, 6))
+            uid = mac_string(r(off + CONFIG_ENTRY_LEN, 6))
+            for k = 0, nr - 1 do
+                et:add(fm.entry_mac, r(off + CONFIG_ENTRY_LEN + 6 * k, 6))
+            end
             if nl > 0 then
-                local ni = et:add(fm.entry_name, r(off + CONFIG_ENTRY_LEN, nl))
-                name = check_name(ni, r(off + CONFIG_ENTRY_LEN, nl), nl)
+                local noff = off + CONFIG_ENTRY_LEN + 6 * nr
+                local ni = et:add(fm.entry_name, r(noff, nl))
+                name = check_name(ni, r(noff, nl), nl)
             end
         elseif n == paylen then
-            nli:add_proto_expert_info(e.bad_body, string.format(
-                "Name length %d runs past the end of the body", nl))
+            nli:add_proto_expert_info(e.bad_body, "Rails and name run past the end of the body")
+            broken = true
         end
-        et:append_text(string.format(" %d: node %d, %s \"%s\"", first + i, r(off, 4):uint(),
-            mac_string(r(off + 4, 6)), name))
+        local absent = ""
+        if bit32.band(r(off + 4, 1):uint(), ENTRY_ABSENT) ~= 0 then
+            absent = ", absent"
+        end
+        et:append_text(string.format(" %d: node %d, %s \"%s\", %d rails%s", first + i, r(off, 4):uint(),
+            uid, name, nr, absent))
         off = off + elen
         decoded = decoded + 1
     end
-    if n == paylen then
+    if n == paylen and not broken then
         if decoded < count then
             ci:add_proto_expert_info(e.bad_body, string.format(
                 "Entry count %d, but the body holds %d entries", count, decoded))
@@ -484,13 +600,17 @@ mapper[TYPE_CONFIG] = function(r, tree, paylen)
     if count > 0 then
         range = string.format("%d..%d", first, first + count - 1)
     end
-    return string.format("map=%d mapper=%s entries=%s/%d", version, mac_string(r(4, 6)), range, total)
+    return string.format("map=%d mapper=%s entries=%s/%d", version, mac_string(r(8, 6)), range, total)
 end
 
--- ConfigAck: map version u32 | unique id [6] | node id u32.
+-- ConfigAck: revision u8 | flags u8 | unique id [6] | map version u32 |
+-- node id u32.
 mapper[TYPE_CONFIG_ACK] = function(r, tree, paylen)
     local n = r:len()
     local st = tree:add(fm.cack, r)
+    if n >= 1 and not check_rev(st, fm.cack_rev, r) then
+        return string.format("[revision %d]", r(0, 1):uint())
+    end
     if paylen ~= CONFIG_ACK_LEN then
         st:add_proto_expert_info(e.bad_body, string.format(
             "Config ack body is %d bytes, must be %d", paylen, CONFIG_ACK_LEN))
@@ -498,12 +618,14 @@ mapper[TYPE_CONFIG_ACK] = function(r, tree, paylen)
     if n < CONFIG_ACK_LEN then
         return "[bad body]"
     end
-    st:add(fm.cack_map_version, r(0, 4))
-    st:add(fm.cack_unique_id, r(4, 6))
-    st:add(fm.cack_node, r(10, 4))
+    local ft = st:add(fm.cack_flags, r(1, 1))
+    ft:add(fm.cack_table, r(1, 1))
+    st:add(fm.cack_unique_id, r(2, 6))
+    st:add(fm.cack_map_version, r(8, 4))
+    st:add(fm.cack_node, r(12, 4))
     st:append_text(string.format(": map %d installed by %s as node %d",
-        r(0, 4):uint(), mac_string(r(4, 6)), r(10, 4):uint()))
-    return string.format("map=%d host=%s node=%d", r(0, 4):uint(), mac_string(r(4, 6)), r(10, 4):uint())
+        r(8, 4):uint(), mac_string(r(2, 6)), r(12, 4):uint()))
+    return string.format("map=%d host=%s node=%d", r(8, 4):uint(), mac_string(r(2, 6)), r(12, 4):uint())
 end
 
 --------------------------------------------------------------------------

@@ -166,7 +166,7 @@ const (
 	maxWindow = 1024
 	bitWords  = maxWindow / 64
 	maxNodes  = 1 << 20
-	qCap      = 128 // per-stream message queue capacity (> send tokens)
+	qCap      = 128 // per-stream message queue capacity (see MaxSendTokens)
 	batchMax  = 64
 	noSlot    = -1
 )
@@ -636,7 +636,9 @@ func (e *Engine) Send(now Time, msg []byte, size uint8, length int, pri uint8, n
 	if p == nil || !e.resolve(p) {
 		return ErrNode
 	}
-	if !e.sendTokens.TryAcquire() {
+	s := e.tx(p, port, pri)
+	if s.qLen >= qCap || !e.sendTokens.TryAcquire() {
+		// A full queue: only with more than MaxSendTokens tokens.
 		return ErrNoSendToken
 	}
 	i := e.allocRec()
@@ -647,7 +649,6 @@ func (e *Engine) Send(now Time, msg []byte, size uint8, length int, pri uint8, n
 		nseg = 1
 	}
 	*r = sendRec{msg: msg, length: uint32(length), size: size, kind: recMsg, nseg: nseg, cb: cb, ctx: ctx, next: -1}
-	s := e.tx(p, port, pri)
 	if s.qLen == 0 {
 		// The stream becomes busy: the liveness and stall timeouts run
 		// from now.

@@ -1,0 +1,138 @@
+package mapper
+
+import "github.com/ethergm/ethergm/nodemap"
+
+// Election: the mapper in charge is the host with the highest (level,
+// unique id) among this host (if its level is not 0) and the peers with a
+// nonzero level heard within the liveness window (MissedIntervals
+// verification intervals and a half). Every host runs the same rule on what
+// it hears, so hosts that hear the same peers agree. A starting host is a
+// candidate at once (its HELLO scouts carry its level), but leads only
+// after its startup passes, when it knows the map versions and node ids in
+// use.
+
+// better reports whether (la, a) ranks above (lb, b).
+func better(la uint8, a nodemap.MAC, lb uint8, b nodemap.MAC) bool {
+	if la != lb {
+		return la > lb
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] > b[i]
+		}
+	}
+	return false
+}
+
+// elect recomputes the mapper in charge and starts or stops leading.
+func (m *Mapper) elect(now Time) {
+	var best nodemap.MAC
+	var bestLevel uint8
+	self := m.cfg.MACs[0]
+	if m.cfg.Level > 0 {
+		best, bestLevel = self, m.cfg.Level
+	}
+	for _, p := range m.net.peers {
+		if p.level > 0 && m.peerAlive(p, now) && better(p.level, p.uid, bestLevel, best) {
+			best, bestLevel = p.uid, p.level
+		}
+	}
+	m.electedLevel = bestLevel
+	if best != m.elected {
+		m.elected = best
+		m.counters.LeaderChanges++
+		// A map being received from another mapper is dropped.
+		if m.asm.mapper != best {
+			m.asm = assembly{}
+		}
+	}
+	switch {
+	case m.elected == self && !m.self.starting && !m.lead.active:
+		m.becomeLeader(now)
+	case m.elected != self && m.lead.active:
+		m.stepDown(now)
+	}
+}
+
+// leading reports whether this host is the mapper in charge.
+func (m *Mapper) leading() bool { return m.lead.active }
+
+// configured reports whether the installed map is fully configured: as the
+// leader, every present host acknowledged it; as a follower, the leader's
+// scouts say so.
+func (m *Mapper) configured() bool {
+	if m.cur.m == nil {
+		return false
+	}
+	if m.leading() {
+		return m.lead.configured && m.cur.version == m.lead.version && m.cur.mapper == m.cfg.MACs[0]
+	}
+	return m.cur.leaderConfigured && m.cur.mapper == m.elected
+}
+
+func (m *Mapper) becomeLeader(now Time) {
+	m.lead = leaderState{active: true, nextIssue: now, nextRetry: never, lastIssue: never, holdUntil: never}
+	m.hand = handover{next: never}
+	// Hosts that other mappers numbered keep their ids where free.
+	for _, p := range m.net.peers {
+		if m.peerAlive(p, now) && p.nodeID != 0 {
+			m.tbl.claim(p.uid, p.name, p.macs(), nodemap.NodeID(p.nodeID))
+		}
+	}
+	// A mapper still alive whose map is newer than ours is stepping down
+	// and hands its table over: wait for it (at most an interval) so that
+	// the first map keeps the ids of the hosts absent now.
+	if p := m.net.peers[m.newestMapper(now)]; p != nil && p.uid != m.cfg.MACs[0] && m.peerAlive(p, now) {
+		m.lead.waitFor, m.lead.waitUntil = p.uid, now+m.interval
+	}
+	// A host that just started and takes over a running network (a map
+	// exists), or heard nobody at all (alone, or every hello reply was
+	// lost), makes its first map only once it has heard every host's
+	// periodic SCOUT: one interval and a half after its start. Hosts that
+	// start together (all in their startup passes) map at once.
+	hold := true
+	for _, p := range m.net.peers {
+		if !m.peerAlive(p, now) {
+			continue
+		}
+		if p.mapVersion != 0 {
+			hold = true
+			break
+		}
+		hold = false
+	}
+	if hold {
+		m.lead.holdUntil = m.self.startAt + m.interval + m.interval/2
+	}
+}
+
+// newestMapper returns the mapper of the newest map the alive peers hold.
+func (m *Mapper) newestMapper(now Time) nodemap.MAC {
+	var best nodemap.MAC
+	var v uint32
+	for _, p := range m.net.peers {
+		if m.peerAlive(p, now) && p.mapVersion > v {
+			best, v = p.mapper, p.mapVersion
+		}
+	}
+	if v <= m.cur.version {
+		return nodemap.MAC{}
+	}
+	return best
+}
+
+func (m *Mapper) stepDown(now Time) {
+	m.lead = leaderState{nextIssue: never, nextRetry: never}
+	if m.elected != (nodemap.MAC{}) && len(m.tbl.recs) > 0 {
+		m.hand = handover{to: m.elected, next: now, version: m.lastVersion}
+	}
+}
+
+// macs returns the peer's interfaces in rail order.
+func (p *peer) macs() []nodemap.MAC {
+	ms := make([]nodemap.MAC, p.numRails)
+	for i := range ms {
+		ms[i] = p.rails[i].MAC
+	}
+	return ms
+}

@@ -1,0 +1,309 @@
+package mapper
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ethergm/ethergm/nodemap"
+	"github.com/ethergm/ethergm/wire"
+)
+
+// Time is virtual time: a monotonic duration since an origin the driver
+// chooses (for example time.Since(start)).
+type Time = time.Duration
+
+// Defaults.
+const (
+	// DefaultVerifyInterval is the period of the scouts every host
+	// broadcasts on every rail once started.
+	DefaultVerifyInterval = 250 * time.Millisecond
+	// MaxVerifyInterval is the longest VerifyInterval accepted.
+	MaxVerifyInterval = time.Second
+	// DefaultNumPasses is the number of fast scout passes a starting
+	// mapper makes before it declares a first map.
+	DefaultNumPasses = 3
+	// DefaultMTU is the link MTU assumed when Config.MTU is 0.
+	DefaultMTU = 1500
+	// MissedIntervals is the number of verification intervals without a
+	// frame after which a peer's interface (or the whole peer, or the
+	// mapper in charge) is declared gone.
+	MissedIntervals = 3
+)
+
+// Config configures a Mapper.
+type Config struct {
+	// Host is this host's name (nodemap.ValidHostName).
+	Host string
+	// Level is the mapper level: 0 = never map (only answer and follow);
+	// the mapper in charge is the one with the highest (Level, unique id).
+	Level uint8
+	// MACs are this unit's interfaces (rails) in unit order; MACs[0] is
+	// the host's unique id. 1..nodemap.MaxRails, all distinct and nonzero.
+	MACs []nodemap.MAC
+	// EtherType is the EtherType of the frames (0 = wire.EtherType).
+	EtherType uint16
+	// VerifyInterval is the scout period (0 = DefaultVerifyInterval; at
+	// most MaxVerifyInterval).
+	VerifyInterval Time
+	// NumPasses is the number of fast scout passes at startup before a
+	// first map is declared (0 = DefaultNumPasses). Passes run every
+	// VerifyInterval/5.
+	NumPasses int
+	// State is the persisted state the driver loaded (hosts table with
+	// node ids, last map version); the zero value is a fresh start.
+	State State
+	// VersionFloor is a lower bound for new map versions, for example the
+	// seconds since 2024-01-01, so versions grow across restarts even if
+	// the state was lost.
+	VersionFloor uint32
+	// MTU is the link MTU (0 = DefaultMTU); CONFIG frames are cut to fit.
+	MTU int
+}
+
+// Output is how a Mapper acts on the world. Its methods are called from
+// within Input, Tick and SetRailUp, on the caller's goroutine.
+type Output interface {
+	// Send transmits frame, a complete Ethernet frame (destination, source =
+	// that rail's MAC, EtherType, EtherGM header, body, CRC), on rail. The
+	// frame must not be retained after Send returns.
+	Send(rail int, frame []byte)
+	// InstallMap gives the node map for this host, including this host's
+	// routes. The driver writes it atomically where the ports read it. It
+	// is called for every new map version, and again with the same version
+	// when only this host's routes changed.
+	InstallMap(m *nodemap.Map)
+	// SaveState persists s (hosts file, last map version). It is called
+	// before a new map version is used on the wire.
+	SaveState(s State)
+}
+
+// Mapper is the mapper's state machine for one unit (all its rails).
+type Mapper struct {
+	cfg Config
+	out Output
+
+	// timings derived from cfg
+	interval Time // verify interval
+	pass     Time // startup pass interval
+	dead     Time // silence after which a peer (MAC) is gone
+	retry    Time // CONFIG retransmission interval
+
+	self selfState
+	net  netState
+	tbl  table       // the hosts table (node ids)
+	cur  installed   // the map installed on this host
+	asm  assembly    // a map being received
+	lead leaderState // distribution, while this host leads
+	hand handover    // a table handed over to a new leader
+
+	elected      nodemap.MAC // the mapper in charge as this host sees it (zero: none)
+	electedLevel uint8
+	lastVersion  uint32 // highest version used or installed (persisted)
+	dups         []Duplicate
+
+	counters            Counters
+	framesIn, framesOut [256]uint64 // by wire.Type
+	buf                 []byte      // frame being built
+	body                []byte      // body being built
+}
+
+// Errors of New.
+var ErrConfig = errors.New("mapper: invalid configuration")
+
+// New returns a Mapper for cfg that acts through out. It checks cfg and
+// returns an error wrapping ErrConfig if it is unusable. The Mapper sends
+// nothing until its first Tick.
+func New(cfg Config, out Output) (*Mapper, error) {
+	if out == nil {
+		return nil, fmt.Errorf("%w: nil Output", ErrConfig)
+	}
+	if !nodemap.ValidHostName(cfg.Host) {
+		return nil, fmt.Errorf("%w: bad host name %q", ErrConfig, cfg.Host)
+	}
+	if len(cfg.MACs) == 0 || len(cfg.MACs) > nodemap.MaxRails {
+		return nil, fmt.Errorf("%w: %d interfaces (1..%d)", ErrConfig, len(cfg.MACs), nodemap.MaxRails)
+	}
+	for i, mac := range cfg.MACs {
+		if mac == (nodemap.MAC{}) || mac[0]&1 != 0 {
+			return nil, fmt.Errorf("%w: rail %d: bad MAC address %s", ErrConfig, i, nodemap.FormatMAC(mac))
+		}
+		for _, other := range cfg.MACs[:i] {
+			if other == mac {
+				return nil, fmt.Errorf("%w: MAC address %s listed twice", ErrConfig, nodemap.FormatMAC(mac))
+			}
+		}
+	}
+	if cfg.EtherType == 0 {
+		cfg.EtherType = wire.EtherType
+	}
+	if cfg.VerifyInterval == 0 {
+		cfg.VerifyInterval = DefaultVerifyInterval
+	}
+	if cfg.VerifyInterval < 10*time.Millisecond || cfg.VerifyInterval > MaxVerifyInterval {
+		return nil, fmt.Errorf("%w: verify interval %v (10ms..%v)", ErrConfig, cfg.VerifyInterval, MaxVerifyInterval)
+	}
+	if cfg.NumPasses == 0 {
+		cfg.NumPasses = DefaultNumPasses
+	}
+	if cfg.NumPasses < 1 || cfg.NumPasses > 100 {
+		return nil, fmt.Errorf("%w: %d passes (1..100)", ErrConfig, cfg.NumPasses)
+	}
+	if cfg.MTU == 0 {
+		cfg.MTU = DefaultMTU
+	}
+	if cfg.MTU < 576 || cfg.MTU > 65535 {
+		return nil, fmt.Errorf("%w: MTU %d (576..65535)", ErrConfig, cfg.MTU)
+	}
+	m := &Mapper{cfg: cfg, out: out}
+	m.init()
+	return m, nil
+}
+
+// Input handles a frame received on rail: a complete Ethernet frame.
+// Frames that are not EtherGM mapper frames, malformed, forged-looking or
+// stale are counted in Status().Counters.Drops and dropped. frame is not
+// retained.
+func (m *Mapper) Input(now Time, rail int, frame []byte) {
+	m.input(now, rail, frame)
+}
+
+// Tick runs the timers due at now. Call it when now >= NextDeadline().
+func (m *Mapper) Tick(now Time) {
+	m.tick(now)
+}
+
+// NextDeadline returns when Tick must run next. Before the first Tick it
+// returns 0.
+func (m *Mapper) NextDeadline() Time {
+	return m.nextDeadline()
+}
+
+// SetRailUp tells the Mapper that the interface of rail went up or down
+// (or disappeared: down). All rails start up.
+func (m *Mapper) SetRailUp(rail int, up bool, now Time) {
+	m.setRailUp(rail, up, now)
+}
+
+// Map returns the map installed on this host (nil before the first one).
+func (m *Mapper) Map() *nodemap.Map {
+	return m.cur.m
+}
+
+// input dispatches a received frame.
+func (m *Mapper) input(now Time, rail int, frame []byte) {
+	if rail < 0 || rail >= len(m.cfg.MACs) {
+		m.drop(DropRail)
+		return
+	}
+	h, err := wire.ParseFrameCRC(frame, m.cfg.EtherType)
+	if err != nil {
+		if errors.Is(err, wire.ErrEtherType) {
+			m.drop(DropNotMapper)
+		} else {
+			m.drop(DropMalformed)
+		}
+		return
+	}
+	t := h.Type()
+	if !t.IsMapper() || h.TargetPort() != mapperPort || h.SourcePort() != mapperPort {
+		m.drop(DropNotMapper)
+		return
+	}
+	m.framesIn[t]++
+	if !m.self.railUp[rail] {
+		m.drop(DropRailDown)
+		return
+	}
+	// Our own frames come back when two of our rails share a segment; the
+	// bodies say whose they are. A frame from one of our MACs whose body
+	// names another host is a MAC claimed twice (onHostInfo).
+	src := nodemap.MAC(frame[6:12])
+	if src[0]&1 != 0 || src == (nodemap.MAC{}) {
+		m.drop(DropForged)
+		return
+	}
+	m.start(now)
+	body := h.Payload()
+	switch t {
+	case wire.TypeScout, wire.TypeScoutReply:
+		hi, err := wire.ParseHostInfo(body)
+		if err != nil {
+			m.bodyErr(err)
+			return
+		}
+		m.onHostInfo(now, rail, src, t, &hi)
+	case wire.TypeConfig:
+		c, err := wire.ParseConfig(body)
+		if err != nil {
+			m.bodyErr(err)
+			return
+		}
+		m.onConfig(now, rail, src, &c)
+	case wire.TypeConfigAck:
+		a, err := wire.ParseConfigAck(body)
+		if err != nil {
+			m.bodyErr(err)
+			return
+		}
+		m.onConfigAck(now, rail, src, &a)
+	}
+}
+
+func (m *Mapper) bodyErr(err error) {
+	if errors.Is(err, wire.ErrMapperRev) {
+		m.drop(DropRevision)
+	} else {
+		m.drop(DropBody)
+	}
+}
+
+func (m *Mapper) drop(reason string) { m.counters.Drops[reason]++ }
+
+// mapperPort is the GM port of all mapper frames.
+const mapperPort = 1
+
+// send builds a mapper frame with body and hands it to Output.Send.
+func (m *Mapper) send(rail int, dst nodemap.MAC, t wire.Type, tnode uint32, seq uint32, body []byte) {
+	f := wire.HeaderFields{
+		Type: t, TargetPort: mapperPort, SourcePort: mapperPort,
+		TargetNode: tnode, SourceNode: uint32(m.cur.self), Seq: seq, MsgLen: uint32(len(body)),
+	}
+	m.buf = wire.AppendFrame(m.buf[:0], dst, m.cfg.MACs[rail], m.cfg.EtherType, &f, body)
+	m.framesOut[t]++
+	m.out.Send(rail, m.buf)
+}
+
+// tick runs the timers.
+func (m *Mapper) tick(now Time) {
+	m.start(now)
+	if now >= m.self.nextScout {
+		m.scoutTick(now)
+	}
+	if m.leading() {
+		m.leaderTick(now)
+	}
+	if m.hand.next != never && now >= m.hand.next {
+		m.handTick(now)
+	}
+}
+
+// nextDeadline is the earliest timer.
+func (m *Mapper) nextDeadline() Time {
+	if !m.self.started {
+		return 0
+	}
+	d := m.self.nextScout
+	if m.leading() {
+		if m.lead.nextIssue != never {
+			d = min(d, m.lead.nextIssue)
+		}
+		if m.lead.nextRetry != never {
+			d = min(d, m.lead.nextRetry)
+		}
+	}
+	if m.hand.next != never {
+		d = min(d, m.hand.next)
+	}
+	return d
+}

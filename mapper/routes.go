@@ -1,0 +1,106 @@
+package mapper
+
+import (
+	"slices"
+
+	"github.com/ethergm/ethergm/nodemap"
+)
+
+// Routes. Each host computes its own routes from what it hears: a route to
+// a host of the map is (local interface, peer interface) for every up
+// local rail on which one of the peer's MACs was heard within the liveness
+// window (MissedIntervals verification intervals and a half). On each
+// local rail the peer's MAC of the same rail number is preferred, else its
+// lowest rail heard there, so one bridge, two rails on two bridges, crossed
+// rails and hosts with fewer rails all get the routes their wiring allows.
+// Absent hosts get none. When only the routes change, the map is installed
+// again with the same version.
+
+// pick returns the index in macs of the MAC to use on local rail r.
+func (m *Mapper) pick(macs []nodemap.MAC, r int, now Time) (int, bool) {
+	best := -1
+	for i, mac := range macs {
+		h := m.net.macs[mac]
+		if h == nil || !m.alive(h[r], now) {
+			continue
+		}
+		if i == r {
+			return i, true
+		}
+		if best < 0 {
+			best = i
+		}
+	}
+	return best, best >= 0
+}
+
+// routes computes this host's routes to the hosts of es.
+func (m *Mapper) routes(es []entry, now Time) []nodemap.Route {
+	var rs []nodemap.Route
+	self := m.cfg.MACs[0]
+	for k := range es {
+		e := &es[k]
+		if e.absent() || e.macs[0] == self {
+			continue
+		}
+		for r, up := range m.self.railUp {
+			if !up {
+				continue
+			}
+			if i, ok := m.pick(e.macs, r, now); ok {
+				rs = append(rs, nodemap.Route{Node: e.id, Local: m.cfg.MACs[r], Peer: e.macs[i]})
+			}
+		}
+	}
+	return rs
+}
+
+// buildMap makes the node map of es. Absent hosts whose name or MACs a
+// present host now holds are left out (their ids stay reserved in the
+// hosts table).
+func buildMap(v uint32, mapper nodemap.MAC, es []entry, routes []nodemap.Route) (*nodemap.Map, error) {
+	names := map[string]bool{}
+	macs := map[nodemap.MAC]bool{}
+	for i := range es {
+		if !es[i].absent() {
+			names[es[i].name] = true
+			for _, mac := range es[i].macs {
+				macs[mac] = true
+			}
+		}
+	}
+	ns := make([]nodemap.Entry, 0, len(es))
+	for i := range es {
+		e := &es[i]
+		if e.absent() {
+			if names[e.name] || !nodemap.ValidHostName(e.name) || slices.ContainsFunc(e.macs, func(mac nodemap.MAC) bool { return macs[mac] }) {
+				continue
+			}
+			names[e.name] = true
+			for _, mac := range e.macs {
+				macs[mac] = true
+			}
+		}
+		ns = append(ns, nodemap.Entry{ID: e.id, Host: e.name, MACs: e.macs})
+	}
+	return nodemap.New(v, mapper, ns, routes)
+}
+
+// refreshRoutes installs the current map again if this host's routes
+// changed.
+func (m *Mapper) refreshRoutes(now Time) {
+	if m.cur.m == nil {
+		return
+	}
+	rs := m.routes(m.cur.entries, now)
+	if slices.Equal(rs, m.cur.routes) {
+		return
+	}
+	nm, err := buildMap(m.cur.version, m.cur.mapper, m.cur.entries, rs)
+	if err != nil {
+		return
+	}
+	m.cur.m, m.cur.routes = nm, rs
+	m.counters.MapsInstalled++
+	m.out.InstallMap(nm)
+}

@@ -1,0 +1,370 @@
+package mapper
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/ethergm/ethergm/nodemap"
+	"github.com/ethergm/ethergm/wire"
+)
+
+// never is the time of an event that never happened.
+const never Time = math.MinInt64 / 4
+
+// selfState is this host's own discovery state.
+type selfState struct {
+	started   bool
+	startAt   Time
+	starting  bool // within the startup passes
+	passes    int  // startup passes sent
+	nextScout Time
+	lastScout Time
+	seq       uint32
+	railUp    []bool
+	railHeard []Time // last frame from another host, per rail
+}
+
+// peer is another host heard directly on at least one rail.
+type peer struct {
+	uid        nodemap.MAC
+	name       string
+	level      uint8
+	flags      wire.HostFlags
+	numRails   int
+	rails      [wire.MaxRails]wire.HostRail
+	mapVersion uint32
+	mapper     nodemap.MAC
+	nodeID     uint32
+	lastSeen   Time
+	replied    [wire.MaxRails]Time // last SCOUT_REPLY sent to it, per local rail
+}
+
+// heard records, per local rail, when an interface MAC of a peer was last
+// heard.
+type heard [wire.MaxRails]Time
+
+// netState is what this host knows of the others.
+type netState struct {
+	peers map[nodemap.MAC]*peer
+	macs  map[nodemap.MAC]*heard // peer interface MAC -> last heard per local rail
+	// maxVersion is the highest map version seen in any frame.
+	maxVersion uint32
+	// conflicts are unique ids used by two hosts at once.
+	conflicts map[nodemap.MAC]*uidConflict
+}
+
+func (m *Mapper) init() {
+	iv := m.cfg.VerifyInterval
+	m.interval = iv
+	m.pass = iv / 5
+	m.dead = MissedIntervals*iv + iv/2
+	m.retry = min(iv/2, 100*time.Millisecond)
+	n := len(m.cfg.MACs)
+	m.self.railUp = make([]bool, n)
+	m.self.railHeard = make([]Time, n)
+	for i := range n {
+		m.self.railUp[i] = true
+		m.self.railHeard[i] = never
+	}
+	m.net.peers = make(map[nodemap.MAC]*peer)
+	m.net.macs = make(map[nodemap.MAC]*heard)
+	m.net.conflicts = make(map[nodemap.MAC]*uidConflict)
+	m.tbl.load(m.cfg.State.Hosts)
+	m.lastVersion = m.cfg.State.LastVersion
+	m.counters = Counters{Drops: map[string]uint64{}}
+	m.lead.nextIssue, m.lead.nextRetry, m.hand.next = never, never, never
+	m.cur.lastAck = never
+}
+
+func (m *Mapper) start(now Time) {
+	if m.self.started {
+		return
+	}
+	m.self.started = true
+	m.self.startAt = now
+	m.self.starting = true
+	m.self.nextScout = now
+	m.self.lastScout = never
+}
+
+// alive reports whether t is within the liveness window before now.
+func (m *Mapper) alive(t, now Time) bool { return t != never && now-t <= m.dead }
+
+// selfInfo fills the HostInfo that describes this host.
+func (m *Mapper) selfInfo(now Time, h *wire.HostInfo) {
+	*h = wire.HostInfo{
+		UniqueID:   m.cfg.MACs[0],
+		Level:      m.cfg.Level,
+		MapVersion: m.cur.version,
+		MapperID:   m.cur.mapper,
+		NodeID:     uint32(m.cur.self),
+		NumRails:   uint8(len(m.cfg.MACs)),
+		Name:       []byte(m.cfg.Host),
+	}
+	if m.self.starting {
+		h.Flags |= wire.HostHello
+	}
+	if m.leading() && m.cur.mapper == m.cfg.MACs[0] {
+		h.Flags |= wire.HostLeader
+	}
+	if m.configured() {
+		h.Flags |= wire.HostConfigured
+	}
+	for r, mac := range m.cfg.MACs {
+		var st wire.RailState
+		if m.self.railUp[r] {
+			st |= wire.RailUp
+			if m.alive(m.self.railHeard[r], now) {
+				st |= wire.RailHearing
+			}
+		}
+		h.Rails[r] = wire.HostRail{MAC: mac, State: st}
+	}
+}
+
+// sendScouts broadcasts a SCOUT on every up rail.
+func (m *Mapper) sendScouts(now Time) {
+	var h wire.HostInfo
+	m.selfInfo(now, &h)
+	m.self.seq++
+	body, err := wire.AppendHostInfo(m.body[:0], &h)
+	if err != nil {
+		return // New checked the name
+	}
+	m.body = body
+	for r, up := range m.self.railUp {
+		if up {
+			m.send(r, wire.Broadcast, wire.TypeScout, 0, m.self.seq, body)
+		}
+	}
+	m.self.lastScout = now
+}
+
+// scoutTick runs the periodic scout round: liveness, election, scouts,
+// routes.
+func (m *Mapper) scoutTick(now Time) {
+	m.expire(now)
+	m.elect(now)
+	m.changed(now)
+	m.sendScouts(now)
+	if m.self.starting {
+		m.self.passes++
+		if m.self.passes >= m.cfg.NumPasses {
+			m.self.starting = false
+			m.elect(now)
+		}
+	}
+	if m.self.starting {
+		m.self.nextScout = now + m.pass
+	} else {
+		m.self.nextScout = now + m.interval
+	}
+	m.refreshRoutes(now)
+}
+
+// expire forgets peers silent for long; the hosts table keeps them.
+func (m *Mapper) expire(now Time) {
+	forget := 20 * m.interval
+	for uid, c := range m.net.conflicts {
+		if now-c.last > m.dead {
+			delete(m.net.conflicts, uid)
+		}
+	}
+	for uid, p := range m.net.peers {
+		if now-p.lastSeen > forget {
+			delete(m.net.peers, uid)
+			for i := range p.numRails {
+				delete(m.net.macs, p.rails[i].MAC)
+			}
+		}
+	}
+}
+
+// hear notes that mac was heard on local rail at now.
+func (m *Mapper) hear(rail int, mac nodemap.MAC, now Time) {
+	h := m.net.macs[mac]
+	if h == nil {
+		h = new(heard)
+		for i := range h {
+			h[i] = never
+		}
+		m.net.macs[mac] = h
+	}
+	h[rail] = now
+	m.self.railHeard[rail] = now
+}
+
+// peerAlive reports whether p was heard on any rail recently.
+func (m *Mapper) peerAlive(p *peer, now Time) bool { return m.alive(p.lastSeen, now) }
+
+// onHostInfo handles a SCOUT or SCOUT_REPLY.
+func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h *wire.HostInfo) {
+	if h.UniqueID == m.cfg.MACs[0] {
+		switch {
+		case string(h.Name) != m.cfg.Host || !m.ownRails(h):
+			// Another host uses our unique id.
+			m.conflict(h.UniqueID, m.cfg.Host, string(h.Name), now)
+			m.drop(DropConflict)
+		case slices.Contains(m.cfg.MACs, src):
+			m.drop(DropSelf)
+		default:
+			m.drop(DropForged)
+		}
+		return
+	}
+	pr := -1
+	for i := range int(h.NumRails) {
+		if h.Rails[i].MAC == src {
+			pr = i
+		}
+	}
+	if pr < 0 {
+		m.drop(DropForged)
+		return
+	}
+	p := m.net.peers[h.UniqueID]
+	if p != nil && m.peerAlive(p, now) &&
+		(p.name != string(h.Name) || p.numRails != int(h.NumRails) || !sameMACs(p, h)) {
+		// A host changes its name or interfaces only by restarting its
+		// mapper: while the old identity is still heard, two hosts use
+		// one unique id. The one heard first keeps it; a host that
+		// really changed is taken once its old identity has been silent
+		// for the liveness window.
+		m.conflict(h.UniqueID, p.name, string(h.Name), now)
+		m.drop(DropConflict)
+		return
+	}
+	name := ""
+	if p != nil && p.name == string(h.Name) {
+		name = p.name
+	} else if name = string(h.Name); !nodemap.ValidHostName(name) {
+		m.drop(DropName)
+		return
+	}
+	if p == nil {
+		p = &peer{uid: h.UniqueID}
+		for i := range p.replied {
+			p.replied[i] = never
+		}
+		m.net.peers[h.UniqueID] = p
+	}
+	wasAlive := m.peerAlive(p, now)
+	wasCandidate := wasAlive && p.level > 0
+	changed := !wasAlive || p.name != name || p.level != h.Level
+	if p.numRails != int(h.NumRails) || p.rails != h.Rails {
+		changed = true
+		// Forget hearing of MACs the host no longer lists.
+		for i := range p.numRails {
+			if !hasRail(h, p.rails[i].MAC) {
+				delete(m.net.macs, p.rails[i].MAC)
+			}
+		}
+	}
+	p.name = name
+	// A rail the host reports down carries no route to it from now on.
+	for i := range int(h.NumRails) {
+		if h.Rails[i].State&wire.RailUp == 0 {
+			delete(m.net.macs, h.Rails[i].MAC)
+		}
+	}
+	p.level, p.flags = h.Level, h.Flags
+	p.numRails, p.rails = int(h.NumRails), h.Rails
+	p.mapVersion, p.mapper, p.nodeID = h.MapVersion, h.MapperID, h.NodeID
+	p.lastSeen = now
+	m.hear(rail, src, now)
+	m.net.maxVersion = max(m.net.maxVersion, h.MapVersion)
+
+	// The leader says whether the map we hold is fully configured.
+	if h.Flags&wire.HostLeader != 0 && h.MapperID == h.UniqueID && h.UniqueID == m.cur.mapper {
+		m.cur.leaderConfigured = h.Flags&wire.HostConfigured != 0 && h.MapVersion == m.cur.version && m.cur.m != nil
+	}
+	if p.level > 0 && !wasCandidate && better(p.level, p.uid, m.electedLevel, m.elected) {
+		m.elect(now)
+	}
+	if changed {
+		m.changed(now)
+	}
+	m.resendIfBehind(now, p)
+	if t == wire.TypeScout && h.Flags&wire.HostHello != 0 && m.self.railUp[rail] &&
+		now-p.replied[rail] >= m.pass*3/2 {
+		p.replied[rail] = now
+		var me wire.HostInfo
+		m.selfInfo(now, &me)
+		body, err := wire.AppendHostInfo(m.body[:0], &me)
+		if err == nil {
+			m.body = body
+			m.send(rail, src, wire.TypeScoutReply, h.NodeID, 0, body)
+		}
+	}
+}
+
+func hasRail(h *wire.HostInfo, mac nodemap.MAC) bool {
+	for i := range int(h.NumRails) {
+		if h.Rails[i].MAC == mac {
+			return true
+		}
+	}
+	return false
+}
+
+// setRailUp records a link state change.
+func (m *Mapper) setRailUp(rail int, up bool, now Time) {
+	if rail < 0 || rail >= len(m.self.railUp) || m.self.railUp[rail] == up {
+		return
+	}
+	m.self.railUp[rail] = up
+	m.self.railHeard[rail] = never
+	for _, h := range m.net.macs {
+		h[rail] = never
+	}
+	if !m.self.started {
+		return
+	}
+	// Tell the others soon, but not more than four times an interval.
+	m.self.nextScout = min(m.self.nextScout, max(now, m.self.lastScout+m.interval/4))
+	m.changed(now)
+	m.refreshRoutes(now)
+}
+
+func sameMACs(p *peer, h *wire.HostInfo) bool {
+	for i := range p.numRails {
+		if p.rails[i].MAC != h.Rails[i].MAC {
+			return false
+		}
+	}
+	return true
+}
+
+// uidConflict is a unique id that two hosts use, seen from their SCOUTs.
+type uidConflict struct {
+	names []string
+	last  Time
+}
+
+func (m *Mapper) conflict(uid nodemap.MAC, a, b string, now Time) {
+	c := m.net.conflicts[uid]
+	if c == nil {
+		c = &uidConflict{}
+		m.net.conflicts[uid] = c
+	}
+	for _, n := range []string{a, b} {
+		if !slices.Contains(c.names, n) {
+			c.names = append(c.names, n)
+		}
+	}
+	c.last = now
+}
+
+// ownRails reports whether h lists exactly this host's interfaces.
+func (m *Mapper) ownRails(h *wire.HostInfo) bool {
+	if int(h.NumRails) != len(m.cfg.MACs) {
+		return false
+	}
+	for i, mac := range m.cfg.MACs {
+		if h.Rails[i].MAC != mac {
+			return false
+		}
+	}
+	return true
+}
