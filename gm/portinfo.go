@@ -88,6 +88,8 @@ type ProtocolCounters struct {
 	OpensReceived     uint64 `json:"opens_received"`   // OPEN frames received
 	OpenAcksSent      uint64 `json:"open_acks_sent"`   // OPEN_ACK answers sent
 	SessionsStarted   uint64 `json:"sessions_started"` // sessions adopted after a handshake
+	Misaddressed      uint64 `json:"misaddressed"`     // frames for another node or port, or from a node not in the map, dropped
+	Ignored           uint64 `json:"ignored"`          // frames of a type the port does not take, or control frames of no current session, dropped
 }
 
 func protocolCounters(s Stats) ProtocolCounters {
@@ -97,6 +99,7 @@ func protocolCounters(s Stats) ProtocolCounters {
 		NacksReceived: s.NacksReceived, AcksReceived: s.AcksReceived, Timeouts: s.Timeouts,
 		StaleDropped: s.StaleDropped, Malformed: s.Malformed, PartialBatches: s.PartialBatches,
 		OpensSent: s.OpensSent, OpensReceived: s.OpensReceived, OpenAcksSent: s.OpenAcksSent, SessionsStarted: s.SessionsStarted,
+		Misaddressed: s.Misaddressed, Ignored: s.Ignored,
 	}
 }
 
@@ -120,6 +123,8 @@ func (c *ProtocolCounters) Add(o ProtocolCounters) {
 	c.OpensReceived += o.OpensReceived
 	c.OpenAcksSent += o.OpenAcksSent
 	c.SessionsStarted += o.SessionsStarted
+	c.Misaddressed += o.Misaddressed
+	c.Ignored += o.Ignored
 }
 
 // LinkCounters are a link's counters (link.Stats) under stable JSON names.
