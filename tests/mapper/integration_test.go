@@ -385,11 +385,25 @@ func TestIntegrationMapperLeaderLeaves(t *testing.T) {
 	gone := c.Hosts[li].Name
 	after := waitUnrouted(t, rest[0], gone, 30*time.Second)
 	waitUnrouted(t, rest[1], gone, 30*time.Second)
+	// Another mapper takes over: its map (a new version) is on both hosts.
+	deadline := time.Now().Add(30 * time.Second)
 	for _, h := range rest {
-		st, err := status(h)
-		if err != nil || st.Mapper == nodemap.FormatMAC(before.Mapper) {
-			t.Errorf("%s: mapper still %s after it left (%v)", h.Name, st.Mapper, err)
+		for {
+			m, err := readMap(h)
+			if err == nil && m.Mapper != before.Mapper && m.Version > before.Version {
+				if _, ok := m.ByHost(h.Name); ok {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no map from another mapper 30 s after %s left (%v):\n%s", h.Name, gone, err, m.Format())
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
+	}
+	after, err = readMap(rest[0])
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, h := range rest {
 		eb, _ := before.ByHost(h.Name)
