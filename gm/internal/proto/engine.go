@@ -153,6 +153,12 @@ type Stats struct {
 	// started at the receiver (the first frame of a confirmed session).
 	OpensSent, OpensReceived, OpenAcksSent, SessionsStarted uint64
 
+	// NACKs by reason (wire.NackReason), sent and received; they add up
+	// to NacksSent and NacksReceived (a reason outside these four counts
+	// only there).
+	NacksSentNoBuffer, NacksSentRejected, NacksSentPortClosed, NacksSentStaleSession                 uint64
+	NacksReceivedNoBuffer, NacksReceivedRejected, NacksReceivedPortClosed, NacksReceivedStaleSession uint64
+
 	// Frames Input dropped without another counter: Misaddressed ones
 	// (another target node or port, a source port of 16 or more, a source
 	// node that is 0 or not in the node map: nothing is allocated for
@@ -845,4 +851,19 @@ func (e *Engine) PopEvent(dst *Event) bool {
 	e.evHead = (e.evHead + 1) % len(e.events)
 	e.evLen--
 	return true
+}
+
+// countNack counts a NACK of reason in the counter of its reason among
+// noBuffer, rejected, portClosed and stale.
+func countNack(reason wire.NackReason, noBuffer, rejected, portClosed, stale *uint64) {
+	switch reason {
+	case wire.NackNoBuffer:
+		*noBuffer++
+	case wire.NackRejected:
+		*rejected++
+	case wire.NackPortClosed:
+		*portClosed++
+	case wire.NackStaleSession:
+		*stale++
+	}
 }

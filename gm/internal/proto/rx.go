@@ -562,6 +562,8 @@ func (e *Engine) sendNackSeq(frame []byte, h wire.Header, reason wire.NackReason
 	e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], dst, e.cfg.MAC, e.cfg.EtherType, &e.hdr, nil)
 	if e.out.Send(e.ctrlBuf) == nil {
 		e.stats.NacksSent++
+		st := &e.stats
+		countNack(reason, &st.NacksSentNoBuffer, &st.NacksSentRejected, &st.NacksSentPortClosed, &st.NacksSentStaleSession)
 	}
 }
 
@@ -587,7 +589,10 @@ func (e *Engine) Close(now Time) {
 					e.hdr.Flags |= wire.FlagHigh
 				}
 				e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], p.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, nil)
-				_ = e.out.Send(e.ctrlBuf)
+				if e.out.Send(e.ctrlBuf) == nil {
+					e.stats.NacksSent++
+					e.stats.NacksSentPortClosed++
+				}
 			}
 		}
 	}
