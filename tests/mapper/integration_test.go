@@ -383,7 +383,7 @@ func TestIntegrationMapperLeaderLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	gone := c.Hosts[li].Name
-	after := waitUnrouted(t, rest[0], gone, 30*time.Second)
+	waitUnrouted(t, rest[0], gone, 30*time.Second)
 	waitUnrouted(t, rest[1], gone, 30*time.Second)
 	// Another mapper takes over: its map (a new version) is on both hosts.
 	deadline := time.Now().Add(30 * time.Second)
@@ -401,7 +401,7 @@ func TestIntegrationMapperLeaderLeaves(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	after, err = readMap(rest[0])
+	after, err := readMap(rest[0])
 	if err != nil {
 		t.Fatal(err)
 	}
