@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,42 +18,16 @@ import (
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/mapper/driver"
 	"github.com/ethergm/ethergm/nodemap"
+	"github.com/ethergm/ethergm/tests/cmdbin"
 	"github.com/ethergm/ethergm/tests/netns"
 )
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
-
-// tool builds the commands the tests run (once) and returns name's path.
-func tool(t testing.TB, name string) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "egm-mapper-test-")
-		if buildErr != nil {
-			return
-		}
-		for _, cmd := range []string{"gm_mapper", "gm_allsize"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, cmd), "github.com/ethergm/ethergm/cmd/"+cmd).CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("go build %s: %v: %s", cmd, err, out)
-				return
-			}
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return filepath.Join(buildDir, name)
-}
+// tool returns the path of command name, built once for the test process.
+func tool(t testing.TB, name string) string { return cmdbin.Path(t, name) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	cmdbin.Cleanup()
 	os.Exit(code)
 }
 
