@@ -88,6 +88,17 @@ type ProtocolCounters struct {
 	OpensReceived     uint64 `json:"opens_received"`   // OPEN frames received
 	OpenAcksSent      uint64 `json:"open_acks_sent"`   // OPEN_ACK answers sent
 	SessionsStarted   uint64 `json:"sessions_started"` // sessions adopted after a handshake
+	// NACKs by reason, sent and received.
+	NacksSentNoBuffer         uint64 `json:"nacks_sent_no_buffer"`
+	NacksSentRejected         uint64 `json:"nacks_sent_rejected"`
+	NacksSentPortClosed       uint64 `json:"nacks_sent_port_closed"`
+	NacksSentStaleSession     uint64 `json:"nacks_sent_stale_session"`
+	NacksReceivedNoBuffer     uint64 `json:"nacks_received_no_buffer"`
+	NacksReceivedRejected     uint64 `json:"nacks_received_rejected"`
+	NacksReceivedPortClosed   uint64 `json:"nacks_received_port_closed"`
+	NacksReceivedStaleSession uint64 `json:"nacks_received_stale_session"`
+	Misaddressed              uint64 `json:"misaddressed"` // frames for another node or port, or from a node not in the map, dropped
+	Ignored                   uint64 `json:"ignored"`      // frames of a type the port does not take, or control frames of no current session, dropped
 }
 
 func protocolCounters(s Stats) ProtocolCounters {
@@ -97,6 +108,11 @@ func protocolCounters(s Stats) ProtocolCounters {
 		NacksReceived: s.NacksReceived, AcksReceived: s.AcksReceived, Timeouts: s.Timeouts,
 		StaleDropped: s.StaleDropped, Malformed: s.Malformed, PartialBatches: s.PartialBatches,
 		OpensSent: s.OpensSent, OpensReceived: s.OpensReceived, OpenAcksSent: s.OpenAcksSent, SessionsStarted: s.SessionsStarted,
+		NacksSentNoBuffer: s.NacksSentNoBuffer, NacksSentRejected: s.NacksSentRejected,
+		NacksSentPortClosed: s.NacksSentPortClosed, NacksSentStaleSession: s.NacksSentStaleSession,
+		NacksReceivedNoBuffer: s.NacksReceivedNoBuffer, NacksReceivedRejected: s.NacksReceivedRejected,
+		NacksReceivedPortClosed: s.NacksReceivedPortClosed, NacksReceivedStaleSession: s.NacksReceivedStaleSession,
+		Misaddressed: s.Misaddressed, Ignored: s.Ignored,
 	}
 }
 
@@ -120,6 +136,16 @@ func (c *ProtocolCounters) Add(o ProtocolCounters) {
 	c.OpensReceived += o.OpensReceived
 	c.OpenAcksSent += o.OpenAcksSent
 	c.SessionsStarted += o.SessionsStarted
+	c.NacksSentNoBuffer += o.NacksSentNoBuffer
+	c.NacksSentRejected += o.NacksSentRejected
+	c.NacksSentPortClosed += o.NacksSentPortClosed
+	c.NacksSentStaleSession += o.NacksSentStaleSession
+	c.NacksReceivedNoBuffer += o.NacksReceivedNoBuffer
+	c.NacksReceivedRejected += o.NacksReceivedRejected
+	c.NacksReceivedPortClosed += o.NacksReceivedPortClosed
+	c.NacksReceivedStaleSession += o.NacksReceivedStaleSession
+	c.Misaddressed += o.Misaddressed
+	c.Ignored += o.Ignored
 }
 
 // LinkCounters are a link's counters (link.Stats) under stable JSON names.

@@ -303,26 +303,38 @@ func (m *Mapper) routeTo(uid nodemap.MAC, now Time) (int, nodemap.MAC, bool) {
 	return 0, nodemap.MAC{}, false
 }
 
-// onConfig handles a CONFIG frame.
-func (m *Mapper) onConfig(now Time, rail int, src nodemap.MAC, c *wire.Config) {
-	if c.MapperID == m.cfg.MACs[0] {
+// fromPeer checks that a frame naming the host id came from src, one of
+// that known peer's MACs, and notes that rail heard src. Otherwise it
+// counts the drop: DropSelf for our own frame heard back, ownElse for a
+// frame naming this host from a MAC not ours, DropUnknown for a host not
+// heard yet, DropForged for a MAC not the host's.
+func (m *Mapper) fromPeer(now Time, rail int, id, src nodemap.MAC, ownElse string) bool {
+	if id == m.cfg.MACs[0] {
 		if slices.Contains(m.cfg.MACs, src) {
 			m.drop(DropSelf)
 		} else {
-			m.drop(DropStale)
+			m.drop(ownElse)
 		}
-		return
+		return false
 	}
-	p := m.net.peers[c.MapperID]
+	p := m.net.peers[id]
 	if p == nil {
 		m.drop(DropUnknown)
-		return
+		return false
 	}
 	if !slices.Contains(p.macs(), src) {
 		m.drop(DropForged)
-		return
+		return false
 	}
 	m.hear(rail, src, now)
+	return true
+}
+
+// onConfig handles a CONFIG frame.
+func (m *Mapper) onConfig(now Time, rail int, src nodemap.MAC, c *wire.Config) {
+	if !m.fromPeer(now, rail, c.MapperID, src, DropStale) {
+		return
+	}
 	if c.Flags&wire.ConfigTable != 0 {
 		m.onTable(now, rail, src, c)
 		return
@@ -407,24 +419,9 @@ func (m *Mapper) sendAck(now Time, rail int, dst nodemap.MAC, flags wire.ConfigF
 
 // onConfigAck handles a CONFIG_ACK frame.
 func (m *Mapper) onConfigAck(now Time, rail int, src nodemap.MAC, a *wire.ConfigAck) {
-	if a.UniqueID == m.cfg.MACs[0] {
-		if slices.Contains(m.cfg.MACs, src) {
-			m.drop(DropSelf)
-		} else {
-			m.drop(DropForged)
-		}
+	if !m.fromPeer(now, rail, a.UniqueID, src, DropForged) {
 		return
 	}
-	p := m.net.peers[a.UniqueID]
-	if p == nil {
-		m.drop(DropUnknown)
-		return
-	}
-	if !slices.Contains(p.macs(), src) {
-		m.drop(DropForged)
-		return
-	}
-	m.hear(rail, src, now)
 	if a.Flags&wire.ConfigTable != 0 {
 		if m.hand.next != never && a.UniqueID == m.hand.to && a.MapVersion == m.hand.version {
 			m.hand = handover{next: never}

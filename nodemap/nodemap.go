@@ -467,10 +467,14 @@ func (m *Map) MaxNodeIDInUse() NodeID {
 // WriteFile writes m to path atomically: readers see the old file or the
 // new one, never a part. The directory is created if needed.
 func WriteFile(path string, m *Map) error {
-	return writeAtomic(path, m.Format())
+	return WriteFileAtomic(path, m.Format(), 0o644)
 }
 
-func writeAtomic(path string, data []byte) error {
+// WriteFileAtomic writes data to path so that readers see the old content
+// or the new, never a part: a temporary file in the same directory, synced,
+// renamed into place, the directory synced. The directory is created if
+// needed. (The mapper writes its hosts file with it too.)
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -482,7 +486,7 @@ func writeAtomic(path string, data []byte) error {
 	tmp := f.Name()
 	_, err = f.Write(data)
 	if err == nil {
-		err = f.Chmod(0o644)
+		err = f.Chmod(perm)
 	}
 	if err == nil {
 		err = f.Sync()
@@ -495,8 +499,14 @@ func writeAtomic(path string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
+		return err
 	}
-	return err
+	// The rename is durable once the directory is synced.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
 }
 
 // Watcher reloads a node map file when it changes (a new file renamed into

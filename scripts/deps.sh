@@ -36,6 +36,7 @@ base() {
 	need bridge iproute2
 	need taskset util-linux
 	need setpriv util-linux
+	need setcap libcap2-bin
 	need nice coreutils
 	need env coreutils
 }

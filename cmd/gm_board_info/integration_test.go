@@ -7,54 +7,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/tests/cmdbin"
 	"github.com/ethergm/ethergm/tests/netns"
 	"github.com/ethergm/ethergm/tests/netns/gmmap"
 )
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
-
-// tool builds the commands the tests run (once per test process) and
-// returns the path of name.
-func tool(t *testing.T, name string) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "gm_board_info-test-")
-		if buildErr != nil {
-			return
-		}
-		os.Chmod(buildDir, 0o755)
-		for _, cmd := range []string{"gm_board_info", "gm_counters", "gm_mapper"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, cmd), "github.com/ethergm/ethergm/cmd/"+cmd).CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("go build %s: %v: %s", cmd, err, out)
-				return
-			}
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return filepath.Join(buildDir, name)
-}
+// tool returns the path of command name, built once for the test process.
+func tool(t testing.TB, name string) string { return cmdbin.Path(t, name) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	cmdbin.Cleanup()
 	os.Exit(code)
 }
 

@@ -24,41 +24,17 @@ import (
 	"github.com/ethergm/ethergm/mapper"
 	"github.com/ethergm/ethergm/mapper/driver"
 	"github.com/ethergm/ethergm/nodemap"
+	"github.com/ethergm/ethergm/tests/cmdbin"
 	"github.com/ethergm/ethergm/tests/netns"
 	"github.com/ethergm/ethergm/wire"
 )
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
-
-// binary builds gm_mapper once per test process and returns its path.
-func binary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "gm_mapper-test-")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, "gm_mapper"), ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v: %s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return filepath.Join(buildDir, "gm_mapper")
-}
+// binary returns the path of gm_mapper, built once for the test process.
+func binary(t testing.TB) string { return cmdbin.Path(t, "gm_mapper") }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	cmdbin.Cleanup()
 	os.Exit(code)
 }
 

@@ -584,7 +584,7 @@ func (o output) InstallMap(m *nodemap.Map) {
 
 func (o output) SaveState(s mapper.State) {
 	d := o.d
-	if err := writeAtomic(d.cfg.HostsFile, s.Marshal(), 0o644); err != nil {
+	if err := nodemap.WriteFileAtomic(d.cfg.HostsFile, s.Marshal(), 0o644); err != nil {
 		d.log.Error("saving the hosts file", "file", d.cfg.HostsFile, "err", err)
 	}
 }

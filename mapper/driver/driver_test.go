@@ -85,10 +85,10 @@ func TestWriteAtomicAndLoadState(t *testing.T) {
 	if s, err := loadState(path); err != nil || s.LastVersion != 0 || len(s.Hosts) != 0 {
 		t.Fatalf("missing hosts file: %+v, %v; want a fresh start", s, err)
 	}
-	if err := writeAtomic(path, []byte("x\n"), 0o600); err != nil {
+	if err := nodemap.WriteFileAtomic(path, []byte("x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeAtomic(path, []byte("y\n"), 0o600); err != nil {
+	if err := nodemap.WriteFileAtomic(path, []byte("y\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)

@@ -19,12 +19,17 @@
 // host's eth0 on switch 1), or a rail on a switch of its own.
 //
 // With [Options.Direct], two hosts are joined by one veth pair per rail and
-// there is no switch. With [Options.Relay] (or [NewImpairedPair]) the two
-// hosts are joined through a user-space impairment relay (package
+// there is no switch. With [Options.Relay] (or [NewImpairedPair]) the
+// hosts (two or more, one rail) are joined through a user-space impairment
+// relay (package
 // [github.com/ethergm/ethergm/tests/netns/relay]) that runs inside this
 // process, in its own "relay" namespace:
 //
 //	host0 eth0 ──veth── [relay ns: egmIDh0r0 ⇄ relay ⇄ egmIDh1r0] ──veth── eth0 host1
+//
+// With more than two hosts the relay is a learning switch with one port
+// per host; relay.From(i) names the frames host i sends (each port has its
+// own impairment and counters).
 //
 // The relay copies frames byte for byte, so checksum offload, segmentation
 // offload and GRO are turned off on the two hosts' eth0 (IPv4 traffic then

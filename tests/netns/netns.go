@@ -44,9 +44,12 @@ type Options struct {
 	// Direct joins exactly 2 hosts by one veth pair per rail, without a
 	// bridge (for benchmarks).
 	Direct bool
-	// Relay, if not nil, joins exactly 2 hosts (one rail) through the
-	// in-process impairment relay configured by *Relay; see
-	// [NewImpairedPair] and [Cluster.Relay].
+	// Relay, if not nil, joins the hosts (one rail) through the
+	// in-process impairment relay configured by *Relay instead of a
+	// bridge; see [NewImpairedPair] and [Cluster.Relay]. With two hosts it
+	// is a two-port relay (AtoB is host0 to host1); with more, a learning
+	// switch whose port i is host i (relay.From(i) are the frames host i
+	// sends).
 	Relay *relay.Config
 	// HostRails, if set, plugs hosts into switches other than one
 	// interface per switch: HostRails[i], when not nil, lists the switch
@@ -84,8 +87,10 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: MTU %d not in 68..65535", ErrOptions, o.MTU)
 	case o.Direct && o.Hosts != 2:
 		return o, fmt.Errorf("%w: Direct needs exactly 2 hosts, not %d", ErrOptions, o.Hosts)
-	case o.Relay != nil && (o.Hosts != 2 || o.Rails != 1):
-		return o, fmt.Errorf("%w: Relay needs exactly 2 hosts and 1 rail", ErrOptions)
+	case o.Relay != nil && (o.Hosts < 2 || o.Rails != 1):
+		return o, fmt.Errorf("%w: Relay needs at least 2 hosts and exactly 1 rail", ErrOptions)
+	case o.Relay != nil && o.Relay.Ports != nil && len(o.Relay.Ports) != o.Hosts:
+		return o, fmt.Errorf("%w: Relay.Ports has %d impairments for %d hosts", ErrOptions, len(o.Relay.Ports), o.Hosts)
 	case o.HostRails != nil && (o.Direct || o.Relay != nil):
 		return o, fmt.Errorf("%w: HostRails needs switches (not Direct or Relay)", ErrOptions)
 	case len(o.HostRails) > o.Hosts:
@@ -496,25 +501,29 @@ func (c *Cluster) waitPorts(ports []string, deadline time.Time) error {
 // startRelay opens the relay's sockets inside the relay namespace and
 // starts it.
 func (c *Cluster) startRelay(cfg relay.Config) error {
-	var a, b relay.Conn
-	err := c.Switch.Do(func() error {
-		var err error
-		if a, err = relay.Listen(c.Switch.Ifaces[0]); err != nil {
-			return err
+	var conns []relay.Conn
+	closeAll := func() {
+		for _, x := range conns {
+			x.Close()
 		}
-		if b, err = relay.Listen(c.Switch.Ifaces[1]); err != nil {
-			a.Close()
-			return err
+	}
+	err := c.Switch.Do(func() error {
+		for _, ifn := range c.Switch.Ifaces {
+			x, err := relay.Listen(ifn)
+			if err != nil {
+				return err
+			}
+			conns = append(conns, x)
 		}
 		return nil
 	})
 	if err != nil {
+		closeAll()
 		return fmt.Errorf("netns: relay: %w", err)
 	}
-	r, err := relay.Start(a, b, cfg)
+	r, err := relay.StartN(conns, cfg)
 	if err != nil {
-		a.Close()
-		b.Close()
+		closeAll()
 		return fmt.Errorf("netns: relay: %w", err)
 	}
 	c.mu.Lock()

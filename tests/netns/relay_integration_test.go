@@ -292,3 +292,64 @@ func udpThrough(t *testing.T, h0, h1 *netns.Host) {
 	}
 	t.Error("no UDP datagram through the relay")
 }
+
+// TestIntegrationRelaySwitch joins 3 hosts through the relay (a learning
+// switch): every host reaches every other (ARP broadcasts flooded, unicast
+// forwarded by learned MAC), each host's frames are counted and impaired
+// on its own port, and a unicast EtherGM frame reaches only its target.
+func TestIntegrationRelaySwitch(t *testing.T) {
+	t.Parallel()
+	c := netns.New(t, netns.Options{Hosts: 3, Relay: &relay.Config{Seed: 1, EtherType: etherGM}})
+	r := c.Relay()
+	if r.Ports() != 3 || len(c.Switch.Ifaces) != 3 {
+		t.Fatalf("relay with %d ports, switch %+v", r.Ports(), c.Switch)
+	}
+	for _, a := range c.Hosts {
+		for _, b := range c.Hosts {
+			if a != b {
+				if err := a.Ping(b.Addrs[0], 5*time.Second); err != nil {
+					t.Errorf("%s to %s: %v", a.Name, b.Name, err)
+				}
+			}
+		}
+	}
+	for i := range c.Hosts {
+		if s := r.Stats(relay.From(i)); s.Received == 0 || s.Passed == 0 {
+			t.Errorf("host%d: stats %+v", i, s)
+		}
+	}
+	// host0's EtherGM frames are all dropped; host1's reach host2 only.
+	if err := r.SetImpairment(relay.From(0), relay.Impairment{Drop: 1}); err != nil {
+		t.Fatal(err)
+	}
+	h0, h1, h2 := c.Hosts[0], c.Hosts[1], c.Hosts[2]
+	c0, c1, c2 := listenGM(t, h0), listenGM(t, h1), listenGM(t, h2)
+	for i := range 10 {
+		if _, err := c0.WriteTo(gmFrame(h2.MACs[0], h0.MACs[0], uint32(i)), &packet.Addr{HardwareAddr: h2.MACs[0]}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c1.WriteTo(gmFrame(h2.MACs[0], h1.MACs[0], uint32(i)), &packet.Addr{HardwareAddr: h2.MACs[0]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 2048)
+	got := 0
+	for got < 10 {
+		c2.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, _, err := c2.ReadFrom(buf)
+		if err != nil {
+			t.Fatalf("host2 got %d of host1's 10 frames: %v", got, err)
+		}
+		if !bytes.Equal(buf[6:12], h1.MACs[0]) || n != 200 {
+			t.Fatalf("host2 got a frame from %x", buf[6:12])
+		}
+		got++
+	}
+	c0.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, _, err := c0.ReadFrom(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("host0 received a frame meant for host2 (%v)", err)
+	}
+	if s := r.Stats(relay.From(0)); s.Dropped != 10 {
+		t.Errorf("host0's port dropped %d EtherGM frames, want 10", s.Dropped)
+	}
+}

@@ -152,6 +152,20 @@ type Stats struct {
 	// received (from a resolvable peer), OPEN_ACKs sent, and sessions
 	// started at the receiver (the first frame of a confirmed session).
 	OpensSent, OpensReceived, OpenAcksSent, SessionsStarted uint64
+
+	// NACKs by reason (wire.NackReason), sent and received; they add up
+	// to NacksSent and NacksReceived (a reason outside these four counts
+	// only there).
+	NacksSentNoBuffer, NacksSentRejected, NacksSentPortClosed, NacksSentStaleSession                 uint64
+	NacksReceivedNoBuffer, NacksReceivedRejected, NacksReceivedPortClosed, NacksReceivedStaleSession uint64
+
+	// Frames Input dropped without another counter: Misaddressed ones
+	// (another target node or port, a source port of 16 or more, a source
+	// node that is 0 or not in the node map: nothing is allocated for
+	// it) and Ignored ones (a type this port does not take, such as
+	// DATAGRAM or mapper frames, or an ACK, NACK or OPEN_ACK of no current
+	// session).
+	Misaddressed, Ignored uint64
 }
 
 const (
@@ -461,6 +475,24 @@ func (e *Engine) InvalidatePeers() {
 			p.macOK = false
 		}
 	}
+}
+
+// known reports whether a frame from node may create state: a peer that
+// exists already, or a node id that the node map resolves (every node
+// without a Resolve function). A forger claiming ever new node ids then
+// allocates nothing.
+func (e *Engine) known(node uint32) bool {
+	if node == 0 || node >= maxNodes {
+		return false
+	}
+	if int(node) < len(e.peers) && e.peers[node] != nil {
+		return true
+	}
+	if e.cfg.Resolve == nil {
+		return true
+	}
+	_, ok := e.cfg.Resolve(node)
+	return ok
 }
 
 func (e *Engine) peer(node uint32) *peer {
@@ -819,4 +851,19 @@ func (e *Engine) PopEvent(dst *Event) bool {
 	e.evHead = (e.evHead + 1) % len(e.events)
 	e.evLen--
 	return true
+}
+
+// countNack counts a NACK of reason in the counter of its reason among
+// noBuffer, rejected, portClosed and stale.
+func countNack(reason wire.NackReason, noBuffer, rejected, portClosed, stale *uint64) {
+	switch reason {
+	case wire.NackNoBuffer:
+		*noBuffer++
+	case wire.NackRejected:
+		*rejected++
+	case wire.NackPortClosed:
+		*portClosed++
+	case wire.NackStaleSession:
+		*stale++
+	}
 }

@@ -513,6 +513,15 @@ func TestNoBufferThenProvided(t *testing.T) {
 	if st := b.Stats(); st.NacksSent > 40 {
 		t.Fatalf("too many nacks: %d", st.NacksSent)
 	}
+	// Every nack of this run was NO_BUFFER, counted by reason on both
+	// sides.
+	sb, sa := b.Stats(), a.Stats()
+	if sb.NacksSentNoBuffer != sb.NacksSent || sb.NacksSent == 0 || sb.NacksSentRejected+sb.NacksSentPortClosed+sb.NacksSentStaleSession != 0 {
+		t.Fatalf("nacks sent by reason: %+v", sb)
+	}
+	if sa.NacksReceivedNoBuffer != sa.NacksReceived || sa.NacksReceived == 0 {
+		t.Fatalf("nacks received by reason: %+v", sa)
+	}
 }
 
 func TestTimedOutResumeAndDrop(t *testing.T) {

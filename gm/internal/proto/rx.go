@@ -16,23 +16,23 @@ func (e *Engine) Input(now Time, frame []byte) {
 		return
 	}
 	if h.TargetNode() != e.cfg.NodeID {
+		e.stats.Misaddressed++
 		return
 	}
 	typ := h.Type()
 	if tp := h.TargetPort(); tp != e.cfg.Port {
+		e.stats.Misaddressed++
 		if (isData(typ) || typ.HasRemoteAddr() || typ == wire.TypeOpen) && e.cfg.AnswerClosed != nil && e.cfg.AnswerClosed(tp) {
 			e.sendNack(frame, h, wire.NackPortClosed, tp, nil)
 		}
 		return
 	}
 	sp := h.SourcePort()
-	if sp >= wire.NumPorts {
+	if sp >= wire.NumPorts || !e.known(h.SourceNode()) {
+		e.stats.Misaddressed++
 		return
 	}
 	p := e.peer(h.SourceNode())
-	if p == nil {
-		return
-	}
 	pri := uint8(0)
 	if h.Flags()&wire.FlagHigh != 0 {
 		pri = 1
@@ -41,20 +41,28 @@ func (e *Engine) Input(now Time, frame []byte) {
 	case wire.TypeAck:
 		if s := p.tx[sp][pri]; s != nil && s.session == h.Session() && !s.opening {
 			e.onAck(now, s, h)
+		} else {
+			e.stats.Ignored++
 		}
 	case wire.TypeOpen:
 		e.onOpen(p, sp, pri, h)
 	case wire.TypeOpenAck:
 		if s := p.tx[sp][pri]; s != nil && s.opening && !s.disabled && s.session == h.Session() {
 			e.onOpenAck(now, s, h)
+		} else {
+			e.stats.Ignored++
 		}
 	case wire.TypeNack:
 		if s := p.tx[sp][pri]; s != nil && s.session == h.Session() {
 			e.onNack(now, s, h)
+		} else {
+			e.stats.Ignored++
 		}
 	case wire.TypeData, wire.TypeDataFirst, wire.TypeDataMiddle, wire.TypeDataLast,
 		wire.TypePut, wire.TypeGet, wire.TypeGot: // rdma.go
 		e.onSeq(now, p, sp, pri, frame, h)
+	default:
+		e.stats.Ignored++
 	}
 }
 
@@ -114,6 +122,7 @@ func (e *Engine) leave(rs *rxStream) {
 func (e *Engine) onOpen(p *peer, sp, pri uint8, h wire.Header) {
 	sess, prev := h.Session(), h.Ack()
 	if sess == 0 || !e.resolve(p) {
+		e.stats.Ignored++
 		return
 	}
 	e.stats.OpensReceived++
@@ -553,6 +562,8 @@ func (e *Engine) sendNackSeq(frame []byte, h wire.Header, reason wire.NackReason
 	e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], dst, e.cfg.MAC, e.cfg.EtherType, &e.hdr, nil)
 	if e.out.Send(e.ctrlBuf) == nil {
 		e.stats.NacksSent++
+		st := &e.stats
+		countNack(reason, &st.NacksSentNoBuffer, &st.NacksSentRejected, &st.NacksSentPortClosed, &st.NacksSentStaleSession)
 	}
 }
 
@@ -578,7 +589,10 @@ func (e *Engine) Close(now Time) {
 					e.hdr.Flags |= wire.FlagHigh
 				}
 				e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], p.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, nil)
-				_ = e.out.Send(e.ctrlBuf)
+				if e.out.Send(e.ctrlBuf) == nil {
+					e.stats.NacksSent++
+					e.stats.NacksSentPortClosed++
+				}
 			}
 		}
 	}

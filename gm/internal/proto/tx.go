@@ -480,6 +480,8 @@ func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
 
 func (e *Engine) onNack(now Time, s *txStream, h wire.Header) {
 	e.stats.NacksReceived++
+	st := &e.stats
+	countNack(wire.NackReason(h.Status()), &st.NacksReceivedNoBuffer, &st.NacksReceivedRejected, &st.NacksReceivedPortClosed, &st.NacksReceivedStaleSession)
 	s.lastHeard = now
 	if s.opening {
 		// Nothing of the proposed session was sent: the only refusal that

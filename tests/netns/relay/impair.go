@@ -23,7 +23,8 @@ const (
 	BtoA
 )
 
-// String returns "AtoB" or "BtoA".
+// String returns "AtoB", "BtoA", or "from port N" for the ports of a relay
+// with more than two.
 func (d Direction) String() string {
 	switch d {
 	case AtoB:
@@ -31,7 +32,58 @@ func (d Direction) String() string {
 	case BtoA:
 		return "BtoA"
 	}
-	return fmt.Sprintf("Direction(%d)", int(d))
+	return fmt.Sprintf("from port %d", int(d))
+}
+
+// From returns the direction of the frames read on port i of a relay: on a
+// relay of more than two ports, each port's frames are impaired by the
+// port's own [Impairment] and counted in its own [Stats]. From(0) is AtoB,
+// From(1) is BtoA.
+func From(i int) Direction { return Direction(i) }
+
+// Match selects frames by their bytes (the whole Ethernet frame). It must
+// not keep or modify the frame.
+type Match func(frame []byte) bool
+
+// EtherGM frame layout used by the predefined matches (docs/PROTOCOL.md;
+// this package does not import the wire package).
+const (
+	gmTypeOffset  = 14 + 1 // frame offset of the EtherGM type byte
+	gmTypeData    = 1
+	gmTypeDataLst = 4
+	gmTypeAck     = 5
+	gmTypeNack    = 6
+)
+
+// gmType returns the EtherGM type byte of frame, or 0.
+func gmType(frame []byte) byte {
+	if len(frame) <= gmTypeOffset {
+		return 0
+	}
+	return frame[gmTypeOffset]
+}
+
+// MatchAcks selects EtherGM ACK frames: loss aimed at acks only.
+func MatchAcks(frame []byte) bool { return gmType(frame) == gmTypeAck }
+
+// MatchControl selects EtherGM ACK and NACK frames.
+func MatchControl(frame []byte) bool {
+	t := gmType(frame)
+	return t == gmTypeAck || t == gmTypeNack
+}
+
+// MatchTails selects the last frame of every EtherGM message: DATA (a
+// message of one frame) and DATA_LAST. Loss aimed at them leaves the
+// receiver nothing later in the message to notice the gap by.
+func MatchTails(frame []byte) bool {
+	t := gmType(frame)
+	return t == gmTypeData || t == gmTypeDataLst
+}
+
+// MatchLarger returns a Match that selects frames longer than n bytes:
+// loss aimed at large (full) frames only.
+func MatchLarger(n int) Match {
+	return func(frame []byte) bool { return len(frame) > n }
 }
 
 // Impairment says what happens to the frames of one direction. Rates are
@@ -65,6 +117,11 @@ type Impairment struct {
 	// means DefaultCorruptFrom and a negative value means anywhere in the
 	// frame.
 	CorruptFrom int
+	// Only, if not nil, aims the impairment: only the frames it selects
+	// (among those of the relay's EtherType) are impaired and counted in
+	// Stats.Matched; the others are forwarded untouched, at once (see
+	// MatchAcks, MatchTails, MatchLarger).
+	Only Match
 }
 
 // Validate reports whether the rates are probabilities and the durations
@@ -95,6 +152,10 @@ type Stats struct {
 	// Passed counts frames forwarded untouched because they did not match
 	// the EtherType filter (they are also in Forwarded).
 	Passed uint64
+	// Matched counts frames the impairment's Only selected (0 when Only
+	// is nil); the frames it did not select are forwarded untouched and
+	// counted in Forwarded only.
+	Matched uint64
 	// Dropped counts frames discarded by the Drop rate.
 	Dropped uint64
 	// Duplicated counts extra copies sent.
@@ -232,6 +293,13 @@ func (m *Impairer) Process(frame []byte, out []Output) []Output {
 		return append(out, Output{Frame: frame})
 	}
 	imp := m.imp
+	if imp.Only != nil {
+		if !imp.Only(frame) {
+			m.stats.Forwarded++
+			return append(out, Output{Frame: frame})
+		}
+		m.stats.Matched++
+	}
 	if m.chance(imp.Drop) {
 		m.stats.Dropped++
 		return out

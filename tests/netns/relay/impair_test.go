@@ -227,3 +227,38 @@ func TestImpairmentValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestImpairerOnly(t *testing.T) {
+	typed := func(typ byte, n int) []byte {
+		f := testFrame(0, max(n, 18), 0x88B5)[:n]
+		f[15] = typ
+		return f
+	}
+	for _, tt := range []struct {
+		name  string
+		match Match
+		hit   [][]byte
+		miss  [][]byte
+	}{
+		{"acks", MatchAcks, [][]byte{typed(5, 58)}, [][]byte{typed(1, 100), typed(6, 58), typed(4, 1514)}},
+		{"control", MatchControl, [][]byte{typed(5, 58), typed(6, 58)}, [][]byte{typed(1, 100), typed(2, 1514)}},
+		{"tails", MatchTails, [][]byte{typed(1, 100), typed(4, 900)}, [][]byte{typed(2, 1514), typed(3, 1514), typed(5, 58)}},
+		{"large", MatchLarger(1000), [][]byte{typed(2, 1514), typed(3, 1001)}, [][]byte{typed(4, 1000), typed(5, 58)}},
+	} {
+		m := newTestImpairer(Impairment{Drop: 1, Only: tt.match}, 1)
+		for _, f := range tt.hit {
+			if out := m.Process(f, nil); len(out) != 0 {
+				t.Errorf("%s: a selected frame (type %d, %d bytes) passed", tt.name, f[15], len(f))
+			}
+		}
+		for _, f := range tt.miss {
+			if out := m.Process(f, nil); len(out) != 1 || out[0].Delay != 0 {
+				t.Errorf("%s: an unselected frame (type %d, %d bytes) was impaired", tt.name, f[15], len(f))
+			}
+		}
+		s := m.Stats()
+		if s.Matched != uint64(len(tt.hit)) || s.Dropped != uint64(len(tt.hit)) || s.Forwarded != uint64(len(tt.miss)) {
+			t.Errorf("%s: stats %+v", tt.name, s)
+		}
+	}
+}

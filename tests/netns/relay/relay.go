@@ -32,6 +32,10 @@ type Config struct {
 	Seed int64
 	// AtoB and BtoA are the impairments of each direction.
 	AtoB, BtoA Impairment
+	// Ports, if not nil, gives the impairment of the frames read on each
+	// port of a relay started by [StartN] (one per port), in place of AtoB
+	// and BtoA.
+	Ports []Impairment
 	// EtherType, if not zero, restricts impairment to frames of that
 	// EtherType (0x88B5 for EtherGM); other frames (ARP, IP) are forwarded
 	// untouched. Zero impairs every frame.
@@ -57,22 +61,30 @@ type Conn interface {
 }
 
 // Relay forwards every frame read on side A to side B and vice versa,
-// impairing each direction as configured. It is safe for concurrent use.
+// impairing each direction as configured. A relay of more than two ports
+// ([StartN]) is a learning switch: it forwards a frame to the port where
+// its destination MAC address was last seen as a source, and floods
+// broadcasts and frames to unknown addresses to every other port. It is
+// safe for concurrent use.
 type Relay struct {
 	cfg     Config
-	conns   [2]Conn
-	pipes   [2]*pipe
+	conns   []Conn
+	pipes   []*pipe
 	closing atomic.Bool
 	wg      sync.WaitGroup
 	once    sync.Once
 	err     error
+
+	fdbMu sync.RWMutex
+	fdb   map[[6]byte]int // source MAC -> port it was seen on (more than two ports)
 }
 
-// pipe is one direction: a reader goroutine and a delay-queue goroutine.
+// pipe is one direction (the frames read on one port): a reader goroutine
+// and a delay-queue goroutine.
 type pipe struct {
-	r       *Relay
-	dir     Direction
-	in, out Conn
+	r   *Relay
+	dir Direction
+	in  Conn
 
 	mu  sync.Mutex // guards imp
 	imp *Impairer
@@ -90,11 +102,29 @@ type pipe struct {
 // Start starts a relay between a and b, taking ownership of both (Close
 // closes them).
 func Start(a, b Conn, cfg Config) (*Relay, error) {
-	if err := cfg.AtoB.Validate(); err != nil {
-		return nil, fmt.Errorf("AtoB: %w", err)
+	return StartN([]Conn{a, b}, cfg)
+}
+
+// StartN starts a relay among two or more ports, taking ownership of them
+// (Close closes them). The frames read on port i are impaired by
+// cfg.Ports[i] (or, without Ports, AtoB for port 0 and BtoA for port 1 and
+// none for the others) and counted in Stats(From(i)).
+func StartN(conns []Conn, cfg Config) (*Relay, error) {
+	if len(conns) < 2 {
+		return nil, fmt.Errorf("relay: %d ports, need at least 2", len(conns))
 	}
-	if err := cfg.BtoA.Validate(); err != nil {
-		return nil, fmt.Errorf("BtoA: %w", err)
+	imps := cfg.Ports
+	if imps == nil {
+		imps = make([]Impairment, len(conns))
+		imps[0], imps[1] = cfg.AtoB, cfg.BtoA
+	}
+	if len(imps) != len(conns) {
+		return nil, fmt.Errorf("relay: %d impairments for %d ports", len(imps), len(conns))
+	}
+	for d, imp := range imps {
+		if err := imp.Validate(); err != nil {
+			return nil, fmt.Errorf("%v: %w", Direction(d), err)
+		}
 	}
 	if cfg.QueueLen <= 0 {
 		cfg.QueueLen = DefaultQueueLen
@@ -102,11 +132,11 @@ func Start(a, b Conn, cfg Config) (*Relay, error) {
 	if cfg.HoldTimeout <= 0 {
 		cfg.HoldTimeout = DefaultHoldTimeout
 	}
-	r := &Relay{cfg: cfg, conns: [2]Conn{a, b}}
-	for d, imp := range []Impairment{cfg.AtoB, cfg.BtoA} {
+	r := &Relay{cfg: cfg, conns: conns, pipes: make([]*pipe, len(conns)), fdb: map[[6]byte]int{}}
+	for d, imp := range imps {
 		rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(d)+1))
 		r.pipes[d] = &pipe{
-			r: r, dir: Direction(d), in: r.conns[d], out: r.conns[1-d],
+			r: r, dir: Direction(d), in: r.conns[d],
 			imp:   NewImpairer(imp, rng, cfg.EtherType),
 			wake:  make(chan struct{}, 1),
 			done:  make(chan struct{}),
@@ -120,6 +150,9 @@ func Start(a, b Conn, cfg Config) (*Relay, error) {
 	}
 	return r, nil
 }
+
+// Ports returns the number of ports.
+func (r *Relay) Ports() int { return len(r.conns) }
 
 // SetImpairment changes the impairment of direction d for the frames that
 // follow.
@@ -161,7 +194,11 @@ func (r *Relay) Close() error {
 		for _, p := range r.pipes {
 			close(p.done)
 		}
-		r.err = errors.Join(r.conns[0].Close(), r.conns[1].Close())
+		var errs []error
+		for _, c := range r.conns {
+			errs = append(errs, c.Close())
+		}
+		r.err = errors.Join(errs...)
 		r.wg.Wait()
 	})
 	return r.err
@@ -209,6 +246,7 @@ func (p *pipe) readLoop() {
 		}
 		frame := make([]byte, n)
 		copy(frame, buf[:n])
+		p.r.learn(frame, int(p.dir))
 		p.mu.Lock()
 		outs = p.imp.Process(frame, outs[:0])
 		p.mu.Unlock()
@@ -235,13 +273,57 @@ func (p *pipe) sendAll(outs []Output) {
 	}
 }
 
-// write sends one frame to p.out.
+// learn records that frame's source MAC address is on port in (relays of
+// more than two ports only).
+func (r *Relay) learn(frame []byte, in int) {
+	if len(r.conns) == 2 || len(frame) < 14 || frame[6]&1 != 0 {
+		return
+	}
+	src := [6]byte(frame[6:12])
+	r.fdbMu.RLock()
+	at, ok := r.fdb[src]
+	r.fdbMu.RUnlock()
+	if !ok || at != in {
+		r.fdbMu.Lock()
+		r.fdb[src] = in
+		r.fdbMu.Unlock()
+	}
+}
+
+// write sends one frame read on p.in to the port of its destination (the
+// other port of a two-port relay; else the learned one, or every other
+// port for a broadcast or an unknown destination).
 func (p *pipe) write(frame []byte) {
 	if len(frame) < 14 {
 		p.errors.Add(1)
 		return
 	}
-	if _, err := p.out.WriteTo(frame, &packet.Addr{HardwareAddr: net.HardwareAddr(frame[:6])}); err != nil {
+	r, in := p.r, int(p.dir)
+	if len(r.conns) == 2 {
+		p.writeTo(r.conns[1-in], frame)
+		return
+	}
+	if frame[0]&1 == 0 {
+		r.fdbMu.RLock()
+		out, ok := r.fdb[[6]byte(frame[:6])]
+		r.fdbMu.RUnlock()
+		if ok {
+			if out != in {
+				p.writeTo(r.conns[out], frame)
+			}
+			return
+		}
+	}
+	for i, c := range r.conns {
+		if i != in {
+			p.writeTo(c, frame)
+		}
+	}
+}
+
+// writeTo writes frame on c.
+func (p *pipe) writeTo(c Conn, frame []byte) {
+	if _, err := c.WriteTo(frame, &packet.Addr{HardwareAddr: net.HardwareAddr(frame[:6])}); err != nil {
 		if !p.r.closing.Load() {
 			p.errors.Add(1)
 		}

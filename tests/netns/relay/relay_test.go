@@ -219,3 +219,61 @@ func waitStats(t *testing.T, r *Relay, d Direction, cond func(Stats) bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+func TestRelayLearningSwitch(t *testing.T) {
+	conns := []*fakeConn{newFakeConn(), newFakeConn(), newFakeConn()}
+	r, err := StartN([]Conn{conns[0], conns[1], conns[2]}, Config{Ports: []Impairment{{}, {Drop: 1, Only: MatchAcks}, {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	mac := func(i byte) []byte { return []byte{2, 0, 0, 0, 0, i} }
+	frame := func(dst, src []byte, typ byte) []byte {
+		f := testFrame(0, 60, 0x88B5)
+		copy(f, dst)
+		copy(f[6:], src)
+		f[15] = typ
+		return f
+	}
+	expectNone := func(c *fakeConn) {
+		t.Helper()
+		select {
+		case f := <-c.out:
+			t.Fatalf("unexpected frame to %x", f[:6])
+		default:
+		}
+	}
+	// Unknown destination: flooded to the two other ports.
+	conns[0].in <- frame(mac(2), mac(1), 1)
+	recvFrame(t, conns[1], 10*time.Second)
+	recvFrame(t, conns[2], 10*time.Second)
+	expectNone(conns[0])
+	// Port 1 learns mac(2); port 0 learned mac(1): a unicast goes to one
+	// port only. Port 1's acks are dropped, its data frames pass.
+	conns[1].in <- frame(mac(1), mac(2), 5)
+	waitStats(t, r, From(1), func(s Stats) bool { return s.Dropped == 1 && s.Matched == 1 })
+	conns[1].in <- frame(mac(1), mac(2), 1)
+	recvFrame(t, conns[0], 10*time.Second)
+	conns[2].in <- frame(mac(2), mac(3), 5)
+	recvFrame(t, conns[1], 10*time.Second)
+	// Broadcast: everyone else.
+	conns[2].in <- frame([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, mac(3), 0x20)
+	recvFrame(t, conns[0], 10*time.Second)
+	recvFrame(t, conns[1], 10*time.Second)
+	waitStats(t, r, From(2), func(s Stats) bool { return s.Forwarded == 2 })
+	expectNone(conns[0])
+	expectNone(conns[1])
+	expectNone(conns[2])
+	if s := r.Stats(From(1)); s.Received != 2 || s.Forwarded != 1 || s.Matched != 1 {
+		t.Errorf("port 1 stats %+v", s)
+	}
+	if r.Ports() != 3 || From(2).String() != "from port 2" {
+		t.Errorf("Ports %d, %v", r.Ports(), From(2))
+	}
+	if _, err := StartN([]Conn{newFakeConn()}, Config{}); err == nil {
+		t.Error("StartN accepted one port")
+	}
+	if _, err := StartN([]Conn{newFakeConn(), newFakeConn()}, Config{Ports: []Impairment{{}}}); err == nil {
+		t.Error("StartN accepted 1 impairment for 2 ports")
+	}
+}
