@@ -187,10 +187,14 @@ func TestIntegrationRails(t *testing.T) {
 	// possible when one rail's frames are delayed behind the other's on a
 	// loaded machine; striping that treats every reordering as a loss
 	// retransmits far more (each overtaken frame), hence the 5 % bound.
-	if bs.OutOfWindow != 0 {
+	// A receiver that refused a message for want of a buffer (its
+	// application descheduled on a loaded machine) drops the frames sent
+	// behind it until the sender goes back: those drops are not
+	// striping's.
+	drops := ra[0].Link.KernelDrops + ra[1].Link.KernelDrops + rb[0].Link.KernelDrops + rb[1].Link.KernelDrops
+	if bs.OutOfWindow != 0 && bs.NacksSentNoBuffer == 0 && drops == 0 {
 		t.Errorf("receiver dropped %d frames that arrived ahead of their message", bs.OutOfWindow)
 	}
-	drops := ra[0].Link.KernelDrops + ra[1].Link.KernelDrops + rb[0].Link.KernelDrops + rb[1].Link.KernelDrops
 	t.Logf("retransmitted %d of %d data frames (%.2f %%); sender timeouts %d, ring drops %d",
 		as.DataRetransmitted, as.DataSent, 100*float64(as.DataRetransmitted)/float64(max(as.DataSent, 1)), as.Timeouts, drops)
 	if drops == 0 && as.Timeouts == 0 && as.DataRetransmitted > as.DataSent/20 {
