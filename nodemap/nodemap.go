@@ -26,6 +26,7 @@ package nodemap
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -96,9 +97,12 @@ type Map struct {
 
 	entries []Entry
 	routes  []Route // sorted by node
-	byID    map[NodeID]int
-	byHost  map[string]int
-	byMAC   map[MAC]int
+	// Indexes of entries, sorted for binary search: by node id, by host
+	// name, and (entry<<3 | rail) by MAC. A map of a million hosts keeps
+	// about 80 bytes per host.
+	byID   []int32
+	byHost []int32
+	byMAC  []uint32
 }
 
 // ErrFormat is wrapped by the errors of Parse.
@@ -251,13 +255,10 @@ func FormatMAC(m MAC) string {
 // map. It returns an error wrapping ErrFormat when ids, names or MACs repeat
 // or are out of range.
 func New(version uint32, mapper MAC, entries []Entry, routes []Route) (*Map, error) {
-	m := &Map{
-		Version: version, Mapper: mapper,
-		byID:   make(map[NodeID]int, len(entries)),
-		byHost: make(map[string]int, len(entries)),
-		byMAC:  make(map[MAC]int, len(entries)),
+	if len(entries) > int(MaxNodeID) {
+		return nil, fmt.Errorf("%w: %d hosts (at most %d)", ErrFormat, len(entries), MaxNodeID)
 	}
-	m.entries = make([]Entry, 0, len(entries))
+	nmacs, nname := 0, 0
 	for _, e := range entries {
 		if e.ID == NoSuchNodeID || e.ID > MaxNodeID {
 			return nil, fmt.Errorf("%w: bad node id %d (1..%d)", ErrFormat, e.ID, MaxNodeID)
@@ -268,32 +269,68 @@ func New(version uint32, mapper MAC, entries []Entry, routes []Route) (*Map, err
 		if len(e.MACs) == 0 || len(e.MACs) > MaxRails {
 			return nil, fmt.Errorf("%w: node %d: %d MAC addresses (1..%d)", ErrFormat, e.ID, len(e.MACs), MaxRails)
 		}
-		if _, dup := m.byID[e.ID]; dup {
-			return nil, fmt.Errorf("%w: node id %d listed twice", ErrFormat, e.ID)
-		}
-		if _, dup := m.byHost[e.Host]; dup {
-			return nil, fmt.Errorf("%w: host %q listed twice", ErrFormat, e.Host)
-		}
-		for _, mac := range e.MACs {
-			if _, dup := m.byMAC[mac]; dup {
-				return nil, fmt.Errorf("%w: MAC %s listed twice", ErrFormat, FormatMAC(mac))
-			}
-			m.byMAC[mac] = len(m.entries)
-		}
-		m.byID[e.ID] = len(m.entries)
-		m.byHost[e.Host] = len(m.entries)
-		e.MACs = slices.Clone(e.MACs)
-		m.entries = append(m.entries, e)
+		nmacs += len(e.MACs)
+		nname += len(e.Host)
 	}
+	// One allocation for every name and one for every MAC, rather than
+	// one per host.
+	var names strings.Builder
+	names.Grow(nname)
+	for _, e := range entries {
+		names.WriteString(e.Host)
+	}
+	all, macs := names.String(), make([]MAC, 0, nmacs)
+	m := &Map{Version: version, Mapper: mapper, entries: make([]Entry, len(entries))}
+	off := 0
+	for i, e := range entries {
+		first := len(macs)
+		macs = append(macs, e.MACs...)
+		m.entries[i] = Entry{ID: e.ID, Host: all[off : off+len(e.Host)], MACs: macs[first:len(macs):len(macs)]}
+		off += len(e.Host)
+	}
+
+	m.byID = make([]int32, len(entries))
+	m.byHost = make([]int32, len(entries))
+	for i := range entries {
+		m.byID[i], m.byHost[i] = int32(i), int32(i)
+	}
+	slices.SortFunc(m.byID, func(a, b int32) int { return cmp.Compare(m.entries[a].ID, m.entries[b].ID) })
+	slices.SortFunc(m.byHost, func(a, b int32) int { return strings.Compare(m.entries[a].Host, m.entries[b].Host) })
+	for k := 1; k < len(entries); k++ {
+		if a, b := m.entries[m.byID[k-1]], m.entries[m.byID[k]]; a.ID == b.ID {
+			return nil, fmt.Errorf("%w: node id %d listed twice", ErrFormat, a.ID)
+		}
+		if a, b := m.entries[m.byHost[k-1]], m.entries[m.byHost[k]]; a.Host == b.Host {
+			return nil, fmt.Errorf("%w: host %q listed twice", ErrFormat, a.Host)
+		}
+	}
+	m.byMAC = make([]uint32, 0, nmacs)
+	for i, e := range m.entries {
+		for r := range e.MACs {
+			m.byMAC = append(m.byMAC, uint32(i)<<3|uint32(r))
+		}
+	}
+	slices.SortFunc(m.byMAC, func(a, b uint32) int { return compareMAC(m.macAt(a), m.macAt(b)) })
+	for k := 1; k < len(m.byMAC); k++ {
+		if a, b := m.macAt(m.byMAC[k-1]), m.macAt(m.byMAC[k]); a == b {
+			return nil, fmt.Errorf("%w: MAC %s listed twice", ErrFormat, FormatMAC(a))
+		}
+	}
+
 	m.routes = slices.Clone(routes)
 	for _, r := range m.routes {
-		if _, ok := m.byID[r.Node]; !ok {
+		if _, ok := m.ByID(r.Node); !ok {
 			return nil, fmt.Errorf("%w: route to node %d, which is not in the map", ErrFormat, r.Node)
 		}
 	}
 	slices.SortStableFunc(m.routes, func(a, b Route) int { return int(a.Node) - int(b.Node) })
 	return m, nil
 }
+
+func compareMAC(a, b MAC) int { return bytes.Compare(a[:], b[:]) }
+
+// macAt returns the MAC of a byMAC index.
+func (m *Map) macAt(k uint32) MAC { return m.entries[k>>3].MACs[k&7] }
 
 // ValidHostName reports whether name can be a host name in a map.
 func ValidHostName(name string) bool {
@@ -408,11 +445,11 @@ func (m *Map) ByID(id NodeID) (Entry, bool) {
 	if m == nil {
 		return Entry{}, false
 	}
-	i, ok := m.byID[id]
+	k, ok := slices.BinarySearchFunc(m.byID, id, func(i int32, id NodeID) int { return cmp.Compare(m.entries[i].ID, id) })
 	if !ok {
 		return Entry{}, false
 	}
-	return m.entries[i], true
+	return m.entries[m.byID[k]], true
 }
 
 // ByHost returns the entry of host name.
@@ -420,11 +457,11 @@ func (m *Map) ByHost(name string) (Entry, bool) {
 	if m == nil {
 		return Entry{}, false
 	}
-	i, ok := m.byHost[name]
+	k, ok := slices.BinarySearchFunc(m.byHost, name, func(i int32, name string) int { return strings.Compare(m.entries[i].Host, name) })
 	if !ok {
 		return Entry{}, false
 	}
-	return m.entries[i], true
+	return m.entries[m.byHost[k]], true
 }
 
 // ByMAC returns the entry that lists mac.
@@ -432,11 +469,11 @@ func (m *Map) ByMAC(mac MAC) (Entry, bool) {
 	if m == nil {
 		return Entry{}, false
 	}
-	i, ok := m.byMAC[mac]
+	k, ok := slices.BinarySearchFunc(m.byMAC, mac, func(i uint32, mac MAC) int { return compareMAC(m.macAt(i), mac) })
 	if !ok {
 		return Entry{}, false
 	}
-	return m.entries[i], true
+	return m.entries[m.byMAC[k]>>3], true
 }
 
 // Self finds this host in the map: by name first, then by any of its MAC
