@@ -49,8 +49,16 @@ baselines() {
 
 case "${1:-test}" in
 test)
-	base
-	baselines
+	# Spelled out (not "base; baselines") so that the set reads whole here.
+	need ip iproute2
+	need bridge iproute2
+	need taskset util-linux
+	need setpriv util-linux
+	need setcap libcap2-bin
+	need nice coreutils
+	need env coreutils
+	need sockperf sockperf
+	need NPtcp netpipe-tcp
 	need tshark tshark
 	need dumpcap wireshark-common # tshark depends on it; named for clarity
 	;;
