@@ -166,6 +166,10 @@ type Stats struct {
 	// DATAGRAM or mapper frames, or an ACK, NACK or OPEN_ACK of no current
 	// session).
 	Misaddressed, Ignored uint64
+
+	// PeerResets counts peers whose state ResetPeer discarded (a node
+	// map change of their identity, or of this port's).
+	PeerResets uint64
 }
 
 const (
