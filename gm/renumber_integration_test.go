@@ -212,6 +212,10 @@ func TestIntegrationMapRenumber(t *testing.T) {
 	for client.SendWithCallback(blocker, 10, len(blocker), gm.LowPriority, 2, 4, comps.cb, blockerCtx) != nil {
 		poll()
 	}
+	// And a window of requests behind it: in flight at the change too.
+	for i := 0; i < window; i++ {
+		send(2, 1)
+	}
 	sent1 := int(seq)
 
 	// Swap host1's and host2's node ids, atomically.
@@ -258,6 +262,9 @@ func TestIntegrationMapRenumber(t *testing.T) {
 			// have been.
 			failed++
 		}
+	}
+	if failed < 1+window {
+		t.Errorf("%d sends failed; the %d in flight at the map change must", failed, 1+window)
 	}
 	if st := status[blockerCtx]; st == gm.Success {
 		t.Fatalf("the send in flight at the map change completed with %v", st)
