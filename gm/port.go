@@ -261,6 +261,7 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		ProgressTimeout: defDur(c.ProgressTimeout, DefaultProgressTimeout),
 		LivenessTimeout: defDur(c.LivenessTimeout, DefaultLivenessTimeout),
 		Resolve:         p.resolve,
+		Sources:         p.sources,
 		AnswerClosed:    p.answerClosed,
 	}, p.engineOut())
 	p.attachRails()
@@ -355,6 +356,28 @@ func (p *Port) resolve(node uint32) ([6]byte, bool) {
 		}
 	}
 	return [6]byte{}, false
+}
+
+// sources fills dst with the MACs frames from node may come from: its MACs
+// in the node map (and those its routes name), or this port's unit's for
+// this host.
+func (p *Port) sources(node uint32, dst *[proto.MaxSources][6]byte) int {
+	if node == p.nodeID.Load() {
+		return copy(dst[:], p.macs)
+	}
+	m := p.nodeMap.Load()
+	e, ok := m.ByID(NodeID(node))
+	if !ok {
+		return 0
+	}
+	n := copy(dst[:], e.MACs)
+	for _, r := range m.RoutesTo(e.ID) {
+		if n < len(dst) && !slices.Contains(dst[:n], r.Peer) {
+			dst[n] = r.Peer
+			n++
+		}
+	}
+	return n
 }
 
 // answerClosed reports whether this port answers frames for local port tp

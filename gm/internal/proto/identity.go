@@ -26,7 +26,7 @@ func (e *Engine) ResetPeer(now Time, node uint32, st Status) {
 		return
 	}
 	p := e.peers[node]
-	p.macOK = false
+	p.macOK, p.srcOK = false, false
 	for port := range p.tx {
 		for _, s := range p.tx[port] {
 			if s != nil {

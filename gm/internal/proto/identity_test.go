@@ -165,3 +165,48 @@ func countOK(cs []completion) int {
 	}
 	return k
 }
+
+// TestSourceMAC: a frame whose source MAC is not one the node map gives its
+// claimed source node is not taken (an impostor, or a host whose id the
+// map changed); one from any of the node's MACs (rails) is.
+func TestSourceMAC(t *testing.T) {
+	n := newSimnet(t, 6)
+	sources := func(c *Config) {
+		c.Sources = func(node uint32, dst *[MaxSources][6]byte) int {
+			dst[0], dst[1] = mac(int(node)), mac(int(node)+100) // two rails
+			return 2
+		}
+		// Frames to node 1 go to its second rail.
+		c.Resolve = func(id uint32) ([6]byte, bool) {
+			if id == 1 {
+				return mac(101), true
+			}
+			return mac(int(id)), id >= 1 && id <= 9
+		}
+	}
+	b := n.add(2, 2, sources)
+	rb := &receiver{e: b}
+	for i := 0; i < 4; i++ {
+		_ = b.Provide(make([]byte, 512), 9, 0, 0)
+	}
+	imp := n.add(1, 2, func(c *Config) { c.MAC = mac(7) }) // claims node 1
+	if err := imp.Send(n.now, pattern(10, 1), 9, 10, 0, 2, 2, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	for n.step() && n.now < 10*time.Second {
+		rb.poll()
+	}
+	if len(rb.got) != 0 || b.Stats().OpensReceived != 0 || b.Stats().Misaddressed == 0 {
+		t.Fatalf("impostor: %d delivered, %d OPENs taken, %d misaddressed", len(rb.got), b.Stats().OpensReceived, b.Stats().Misaddressed)
+	}
+	n.engines = n.engines[:1]
+	a := n.add(1, 2, func(c *Config) { c.MAC = mac(101) }) // node 1's second rail
+	var ca []completion
+	if err := a.Send(n.now, pattern(10, 2), 9, 10, 0, 2, 2, nil, 2); err != nil {
+		t.Fatal(err)
+	}
+	n.run(time.Second, func() bool { rb.poll(); drainCompletions(a, &ca); return len(ca) == 1 && len(rb.got) == 1 })
+	if ca[0].st != StatusSuccess || rb.got[0].ev.SenderNode != 1 {
+		t.Fatalf("%+v %+v", ca, rb.got[0].ev)
+	}
+}
