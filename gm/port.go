@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -260,6 +261,7 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		ProgressTimeout: defDur(c.ProgressTimeout, DefaultProgressTimeout),
 		LivenessTimeout: defDur(c.LivenessTimeout, DefaultLivenessTimeout),
 		Resolve:         p.resolve,
+		Sources:         p.sources,
 		AnswerClosed:    p.answerClosed,
 	}, p.engineOut())
 	p.attachRails()
@@ -354,6 +356,28 @@ func (p *Port) resolve(node uint32) ([6]byte, bool) {
 		}
 	}
 	return [6]byte{}, false
+}
+
+// sources fills dst with the MACs frames from node may come from: its MACs
+// in the node map (and those its routes name), or this port's unit's for
+// this host.
+func (p *Port) sources(node uint32, dst *[proto.MaxSources][6]byte) int {
+	if node == p.nodeID.Load() {
+		return copy(dst[:], p.macs)
+	}
+	m := p.nodeMap.Load()
+	e, ok := m.ByID(NodeID(node))
+	if !ok {
+		return 0
+	}
+	n := copy(dst[:], e.MACs)
+	for _, r := range m.RoutesTo(e.ID) {
+		if n < len(dst) && !slices.Contains(dst[:n], r.Peer) {
+			dst[n] = r.Peer
+			n++
+		}
+	}
+	return n
 }
 
 // answerClosed reports whether this port answers frames for local port tp
@@ -1008,7 +1032,9 @@ func (p *Port) refresh() {
 	// renumber themselves (under the mutex) from the map and this host's
 	// id when they first see a new map.
 	p.mu.Lock()
+	old := p.nodeMap.Load()
 	p.nodeMap.Store(m)
+	selfChanged := false
 	if e, ok := m.Self(p.cfgHost, p.macs...); ok {
 		if e.Host != *p.host.Load() {
 			name := e.Host
@@ -1017,10 +1043,36 @@ func (p *Port) refresh() {
 		if uint32(e.ID) != p.nodeID.Load() {
 			p.eng.SetNodeID(uint32(e.ID))
 			p.nodeID.Store(uint32(e.ID))
+			selfChanged = true
 		}
+	}
+	// A node id that now names another identity (host name, MACs), or
+	// none, must not carry what was in flight with the old one: those
+	// sends fail, and nothing of the old identity's sessions is
+	// delivered (see Engine.ResetPeer). If this host's own id changed,
+	// every peer's sessions name the wrong node.
+	now := p.now()
+	if selfChanged {
+		p.eng.ResetAll(now, proto.StatusTargetNodeUnreached)
+	} else {
+		self := p.nodeID.Load()
+		p.eng.ResetChanged(now, proto.StatusTargetNodeUnreached, func(node uint32) bool {
+			return node != self && identityChanged(old, m, NodeID(node))
+		})
 	}
 	p.eng.InvalidatePeers()
 	p.mu.Unlock()
+}
+
+// identityChanged reports whether node names another host in map m than in
+// map old: it left or joined the map, or its host name or MACs differ.
+func identityChanged(old, m *NodeMap, node NodeID) bool {
+	a, okA := old.ByID(node)
+	b, okB := m.ByID(node)
+	if okA != okB {
+		return true
+	}
+	return okA && (a.Host != b.Host || !slices.Equal(a.MACs, b.MACs))
 }
 
 // Ticks is gm_ticks: the time since the port opened, in units of half a

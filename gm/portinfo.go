@@ -97,8 +97,9 @@ type ProtocolCounters struct {
 	NacksReceivedRejected     uint64 `json:"nacks_received_rejected"`
 	NacksReceivedPortClosed   uint64 `json:"nacks_received_port_closed"`
 	NacksReceivedStaleSession uint64 `json:"nacks_received_stale_session"`
-	Misaddressed              uint64 `json:"misaddressed"` // frames for another node or port, or from a node not in the map, dropped
+	Misaddressed              uint64 `json:"misaddressed"` // frames for another node or port, or from a node not in the map or not from its MACs, dropped
 	Ignored                   uint64 `json:"ignored"`      // frames of a type the port does not take, or control frames of no current session, dropped
+	PeerResets                uint64 `json:"peer_resets"`  // peers whose sessions a node map change of their identity (or this host's) ended
 }
 
 func protocolCounters(s Stats) ProtocolCounters {
@@ -112,7 +113,7 @@ func protocolCounters(s Stats) ProtocolCounters {
 		NacksSentPortClosed: s.NacksSentPortClosed, NacksSentStaleSession: s.NacksSentStaleSession,
 		NacksReceivedNoBuffer: s.NacksReceivedNoBuffer, NacksReceivedRejected: s.NacksReceivedRejected,
 		NacksReceivedPortClosed: s.NacksReceivedPortClosed, NacksReceivedStaleSession: s.NacksReceivedStaleSession,
-		Misaddressed: s.Misaddressed, Ignored: s.Ignored,
+		Misaddressed: s.Misaddressed, Ignored: s.Ignored, PeerResets: s.PeerResets,
 	}
 }
 
@@ -146,6 +147,7 @@ func (c *ProtocolCounters) Add(o ProtocolCounters) {
 	c.NacksReceivedStaleSession += o.NacksReceivedStaleSession
 	c.Misaddressed += o.Misaddressed
 	c.Ignored += o.Ignored
+	c.PeerResets += o.PeerResets
 }
 
 // LinkCounters are a link's counters (link.Stats) under stable JSON names.

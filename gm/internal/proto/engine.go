@@ -119,6 +119,12 @@ type Config struct {
 	// Resolve maps a node id to the MAC its frames go to. It is called
 	// when a peer is first used and after InvalidatePeers.
 	Resolve func(node uint32) ([6]byte, bool)
+	// Sources fills dst with the MACs frames from node may come from (its
+	// MACs in the node map, one per rail) and returns how many it filled:
+	// a frame that claims node as its source but comes from another MAC
+	// is dropped (Misaddressed). It is called when a frame of the peer is
+	// first seen and after InvalidatePeers. Nil means any MAC.
+	Sources func(node uint32, dst *[MaxSources][6]byte) int
 	// AnswerClosed reports whether this port answers, with NackPortClosed,
 	// data frames addressed to local port p (p is not open on this host and
 	// this port is the host's designated responder). Nil means never.
@@ -162,10 +168,14 @@ type Stats struct {
 	// Frames Input dropped without another counter: Misaddressed ones
 	// (another target node or port, a source port of 16 or more, a source
 	// node that is 0 or not in the node map: nothing is allocated for
-	// it) and Ignored ones (a type this port does not take, such as
+	// it; a source MAC that is not one of the source node's in the map) and Ignored ones (a type this port does not take, such as
 	// DATAGRAM or mapper frames, or an ACK, NACK or OPEN_ACK of no current
 	// session).
 	Misaddressed, Ignored uint64
+
+	// PeerResets counts peers whose state ResetPeer discarded (a node
+	// map change of their identity, or of this port's).
+	PeerResets uint64
 }
 
 const (
@@ -328,10 +338,17 @@ const (
 	ackNow
 )
 
+// MaxSources is the most MACs a peer's frames may come from (see
+// Config.Sources).
+const MaxSources = 16
+
 type peer struct {
 	node  uint32
 	mac   [6]byte
 	macOK bool
+	srcOK bool // src[:nsrc] are the MACs the peer's frames may come from
+	nsrc  int
+	src   [MaxSources][6]byte
 	tx    [wire.NumPorts][token.NumPriorities]*txStream
 	rx    [wire.NumPorts][token.NumPriorities]*rxStream
 }
@@ -472,7 +489,7 @@ func (e *Engine) SetNodeID(id uint32) { e.cfg.NodeID = id }
 func (e *Engine) InvalidatePeers() {
 	for _, p := range e.peers {
 		if p != nil {
-			p.macOK = false
+			p.macOK, p.srcOK = false, false
 		}
 	}
 }
@@ -514,6 +531,23 @@ func (e *Engine) peer(node uint32) *peer {
 		e.peers[node] = p
 	}
 	return p
+}
+
+// fromPeer reports whether a frame from MAC src may come from peer p.
+func (e *Engine) fromPeer(p *peer, src [6]byte) bool {
+	if e.cfg.Sources == nil {
+		return true
+	}
+	if !p.srcOK {
+		p.nsrc = min(max(e.cfg.Sources(p.node, &p.src), 0), MaxSources)
+		p.srcOK = true
+	}
+	for i := 0; i < p.nsrc; i++ {
+		if p.src[i] == src {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Engine) resolve(p *peer) bool {

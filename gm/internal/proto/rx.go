@@ -33,6 +33,12 @@ func (e *Engine) Input(now Time, frame []byte) {
 		return
 	}
 	p := e.peer(h.SourceNode())
+	if !e.fromPeer(p, wire.Ethernet(frame).Src()) {
+		// Not from the host the node map gives the claimed source node
+		// (another host, or one whose id the map changed).
+		e.stats.Misaddressed++
+		return
+	}
 	pri := uint8(0)
 	if h.Flags()&wire.FlagHigh != 0 {
 		pri = 1
