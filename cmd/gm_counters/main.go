@@ -193,6 +193,7 @@ func portCounters(p gm.PortInfo) map[string]uint64 {
 		"drop_ignored":                 s.Ignored,
 		"sessions_opened":              s.OpensSent,
 		"sessions_started":             s.SessionsStarted,
+		"peer_resets":                  s.PeerResets,
 	}
 }
 
