@@ -465,3 +465,65 @@ func countSent(path string, own map[[6]byte]bool, from, to time.Time) (int, erro
 	}
 	return n, nil
 }
+
+// TestIntegrationMapperKilledUnderLoad: every gm_mapper is killed (SIGKILL)
+// while a verified transfer runs on the map they made; the ports keep
+// working on the installed map and the transfer completes intact.
+func TestIntegrationMapperKilledUnderLoad(t *testing.T) {
+	c := netns.New(t, netns.Options{Hosts: 2, Rails: 2})
+	procs := make([]*netns.Proc, len(c.Hosts))
+	for i, h := range c.Hosts {
+		procs[i] = startMapper(t, h)
+	}
+	waitConfigured(t, c.Hosts, 2, 30*time.Second)
+	a, b := c.Hosts[0], c.Hosts[1]
+	allsize := tool(t, "gm_allsize")
+	args := func(h *netns.Host, more ...string) []string {
+		return append([]string{"--hostname", h.Name, "--state-dir", h.Dir, "--unit", unitOf(h)}, more...)
+	}
+	srv, err := b.Start(allsize, args(b, "--serve", "--once")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	for !strings.Contains(srv.Output(), "serving on") {
+		select {
+		case <-srv.Done():
+			t.Fatalf("server exited: %s", srv.Output())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := a.CommandContext(ctx, allsize, args(a, "--remote-host", b.Name, "--verify", "--priority", "both",
+			"--lengths", "64k,1M", "--iterations", "2000", "--max-bytes", "64M", "--timeout", "60s")...).CombinedOutput()
+		done <- result{string(out), err}
+	}()
+	time.Sleep(time.Second)
+	for _, p := range procs {
+		if err := p.Kill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("the transfer ended before the mappers were killed: %v\n%s", r.err, r.out)
+	default:
+	}
+	r := <-done
+	if r.err != nil || !strings.Contains(r.out, "result: PASS") || !strings.Contains(r.out, " 0 data errors") || !strings.Contains(r.out, " 0 failed sends") {
+		t.Fatalf("the transfer after the mappers were killed failed: %v\n%s\nserver:\n%s", r.err, r.out, srv.Output())
+	}
+	for _, h := range c.Hosts {
+		if _, err := status(h); err == nil {
+			t.Errorf("%s: a gm_mapper still answers after SIGKILL", h.Name)
+		}
+	}
+	t.Logf("transfer intact on the installed map after every gm_mapper was killed:\n%s", tail(r.out, 4))
+}
