@@ -118,34 +118,7 @@ func TestIntegrationMapperVerifiedAcrossRemaps(t *testing.T) {
 	}
 	v0 := waitConfigured(t, c.Hosts, 3, 30*time.Second)
 	a, b, x := c.Hosts[0], c.Hosts[1], c.Hosts[2]
-	allsize := tool(t, "gm_allsize")
-	args := func(h *netns.Host, more ...string) []string {
-		return append([]string{"--hostname", h.Name, "--state-dir", h.Dir, "--unit", unitOf(h)}, more...)
-	}
-	srv, err := b.Start(allsize, args(b, "--serve", "--once")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
-	for !strings.Contains(srv.Output(), "serving on") {
-		select {
-		case <-srv.Done():
-			t.Fatalf("server exited: %s", srv.Output())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	type result struct {
-		out string
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		out, err := a.CommandContext(ctx, allsize, args(a, "--remote-host", b.Name, "--verify", "--priority", "both",
-			"--lengths", "64k,1M", "--iterations", "3000", "--max-bytes", "64M", "--timeout", "60s")...).CombinedOutput()
-		done <- result{string(out), err}
-	}()
+	srv, done := verifiedTransfer(t, a, b)
 
 	// Five changes, each waited for on every host: x's eth1 down, up; b's
 	// eth1 down, up; x's eth1 down again.
@@ -477,34 +450,7 @@ func TestIntegrationMapperKilledUnderLoad(t *testing.T) {
 	}
 	waitConfigured(t, c.Hosts, 2, 30*time.Second)
 	a, b := c.Hosts[0], c.Hosts[1]
-	allsize := tool(t, "gm_allsize")
-	args := func(h *netns.Host, more ...string) []string {
-		return append([]string{"--hostname", h.Name, "--state-dir", h.Dir, "--unit", unitOf(h)}, more...)
-	}
-	srv, err := b.Start(allsize, args(b, "--serve", "--once")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
-	for !strings.Contains(srv.Output(), "serving on") {
-		select {
-		case <-srv.Done():
-			t.Fatalf("server exited: %s", srv.Output())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	type result struct {
-		out string
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		out, err := a.CommandContext(ctx, allsize, args(a, "--remote-host", b.Name, "--verify", "--priority", "both",
-			"--lengths", "64k,1M", "--iterations", "2000", "--max-bytes", "64M", "--timeout", "60s")...).CombinedOutput()
-		done <- result{string(out), err}
-	}()
+	srv, done := verifiedTransfer(t, a, b)
 	time.Sleep(time.Second)
 	for _, p := range procs {
 		if err := p.Kill(); err != nil {
@@ -526,4 +472,43 @@ func TestIntegrationMapperKilledUnderLoad(t *testing.T) {
 		}
 	}
 	t.Logf("transfer intact on the installed map after every gm_mapper was killed:\n%s", tail(r.out, 4))
+}
+
+// transfer is the outcome of a gm_allsize client run.
+type transfer struct {
+	out string
+	err error
+}
+
+// verifiedTransfer starts a gm_allsize server on b (stopped when the test
+// ends) and, once it serves, a verified multi-rail client run on a (64 KiB
+// and 1 MiB messages, both priorities, about 4 GB in all: several seconds
+// even on a quiet machine); the run's outcome arrives on the channel.
+func verifiedTransfer(t *testing.T, a, b *netns.Host) (*netns.Proc, <-chan transfer) {
+	t.Helper()
+	allsize := tool(t, "gm_allsize")
+	args := func(h *netns.Host, more ...string) []string {
+		return append([]string{"--hostname", h.Name, "--state-dir", h.Dir, "--unit", unitOf(h)}, more...)
+	}
+	srv, err := b.Start(allsize, args(b, "--serve", "--once")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	for !strings.Contains(srv.Output(), "serving on") {
+		select {
+		case <-srv.Done():
+			t.Fatalf("server exited: %s", srv.Output())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	done := make(chan transfer, 1)
+	go func() {
+		out, err := a.CommandContext(ctx, allsize, args(a, "--remote-host", b.Name, "--verify", "--priority", "both",
+			"--lengths", "64k,1M", "--iterations", "8192", "--max-bytes", "512M", "--timeout", "60s")...).CombinedOutput()
+		done <- transfer{string(out), err}
+	}()
+	return srv, done
 }
