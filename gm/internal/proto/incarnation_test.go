@@ -203,3 +203,84 @@ func hasFailure(comps []completion) bool {
 	}
 	return false
 }
+
+// TestRDMAIncarnations kills a target that acknowledged a GET without its
+// reply (GOT) arriving, and took a PUT whose ack was lost, and restarts it
+// at once with the same region: when the requester's handshake meets the
+// new incarnation, the GET and the PUT fail with PORT_CLOSED (the PUT is
+// not written again into the new incarnation's memory, whatever its
+// pointers now name), and after Resume a new PUT reaches the new memory.
+func TestRDMAIncarnations(t *testing.T) {
+	n := newSimnet(t, 4)
+	a, b, _, ptr := rdmaPair(t, n, 1000, true)
+	var comps []completion
+	if err := a.Put(n.now, pattern(10, 1), ptr, 10, 0, 2, 4, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	waitComps(t, n, a, &comps, 1, time.Second) // the session is established
+	lossy := true
+	n.lose = func(f []byte) bool {
+		h, err := wire.ParseFrame(f, wire.EtherType)
+		// b's GOT frames, and its acks after the GET's.
+		return err == nil && lossy && [6]byte(f[6:12]) == mac(2) && (h.Type() == wire.TypeGot || h.Type() == wire.TypeAck && getAcked(a))
+	}
+	buf := make([]byte, 100)
+	if err := a.Get(n.now, ptr+100, buf, 100, 0, 2, 4, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	n.run(time.Second, func() bool { return getAcked(a) })
+	put := pattern(20, 2)
+	if err := a.Put(n.now, put, ptr+200, 20, 0, 2, 4, nil, 2); err != nil {
+		t.Fatal(err)
+	}
+	for len(n.queue) > 0 {
+		n.step()
+	}
+	lossy = false
+	// b is killed; b2 opens the port and registers the same region.
+	b2 := New(b.cfg, simOut{n})
+	n.replace(b, b2)
+	mem2 := make([]byte, 1000)
+	if p2, _ := b2.RegisterMemory(mem2); p2 != ptr {
+		t.Fatalf("pointer %#x, want %#x", p2, ptr)
+	}
+	b2.AllowRemoteAccess()
+	if err := a.Send(n.now, []byte("after"), 5, 5, 0, 2, 4, nil, 3); err != nil {
+		t.Fatal(err)
+	}
+	waitComps(t, n, a, &comps, 4, 2*time.Second)
+	want := []completion{{0, StatusSuccess}, {1, StatusTargetPortClosed}, {2, StatusTargetPortClosed}, {3, StatusTargetPortClosed}}
+	for i, c := range want {
+		if comps[i] != c {
+			t.Fatalf("completions %+v, want %+v", comps, want)
+		}
+	}
+	if err := a.Resume(n.now, 0, 2, 4, nil, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Put(n.now, pattern(30, 3), ptr+500, 30, 0, 2, 4, nil, 4); err != nil {
+		t.Fatal(err)
+	}
+	waitComps(t, n, a, &comps, 6, 2*time.Second)
+	if c := comps[5]; c != (completion{4, StatusSuccess}) {
+		t.Fatalf("put after Resume: %+v", comps)
+	}
+	wantMem := make([]byte, 1000)
+	copy(wantMem[500:], pattern(30, 3))
+	if !bytes.Equal(mem2, wantMem) {
+		t.Fatal("the new incarnation's memory holds more than the put sent after Resume")
+	}
+}
+
+// getAcked reports whether e has a get whose request was acknowledged.
+func getAcked(e *Engine) bool {
+	if e.rdma == nil {
+		return false
+	}
+	for _, op := range e.rdma.gets {
+		if op.acked {
+			return true
+		}
+	}
+	return false
+}
