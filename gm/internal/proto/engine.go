@@ -231,6 +231,8 @@ type txStream struct {
 	opening    bool   // session is proposed (OPEN) and not yet answered (OPEN_ACK)
 	openSent   bool   // the OPEN went out; rtoAt is when it is repeated
 	prevSess   uint32 // opening: the session left, whose delivered prefix the OPEN_ACK reports
+	failSt     Status // the error that last disabled the stream in this session (0 if none)
+	finalAck   bool   // the receiver closed and told its final ack of this session: it delivered nothing unacknowledged
 	nextSeq    uint32 // first seq not yet assigned to a message
 	una        uint32 // oldest unacknowledged seq
 	nxt        uint32 // next never-sent (or rewound) seq
@@ -625,6 +627,7 @@ func (e *Engine) open(now Time, s *txStream) {
 // is acknowledged.
 func (e *Engine) established(now Time, s *txStream, isn uint32) {
 	s.opening, s.openSent, s.prevSess = false, false, 0
+	s.failSt, s.finalAck = 0, false
 	s.isn = isn
 	s.nextSeq, s.una, s.nxt, s.hiSent, s.rtxNext, s.rtxEnd = isn, isn, isn, isn, isn, isn
 	s.sacked.reset()
