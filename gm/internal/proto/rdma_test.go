@@ -472,8 +472,14 @@ func TestGetDataStops(t *testing.T) {
 	if err := a.Get(n.now, ptr, buf, 100_000, 0, 2, 4, nil, 1); err != nil {
 		t.Fatal(err)
 	}
+	if len(a.rdma.gets) != 1 {
+		t.Fatalf("%d gets pending, want 1", len(a.rdma.gets))
+	}
+	var id uint32
+	for id = range a.rdma.gets {
+	}
 	n.run(time.Second, func() bool {
-		op := a.rdma.gets[1]
+		op := a.rdma.gets[id]
 		if op == nil {
 			t.Fatal("the get completed")
 		}
