@@ -1,0 +1,305 @@
+package gm_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/tests/netns"
+)
+
+// Environment of the sixteen-ports helper process (sixteenHelper).
+const (
+	envSixteen      = "GM_SIXTEEN_PORTS" // the ports it opens: "12,13,14,15"
+	envSixteenUnit  = "GM_SIXTEEN_UNIT"
+	envSixteenPeer  = "GM_SIXTEEN_PEER" // node id of the other host
+	envSixteenCount = "GM_SIXTEEN_COUNT"
+)
+
+// sixteenMessages is the number of messages on each stream.
+const sixteenMessages = 60
+
+// sixteenShift: port i of node n also sends to port (i+shift(n)) mod 16
+// of the other node, so every port receives from two ports.
+func sixteenShift(n gm.NodeID) int { return 4*int(n) - 3 }
+
+// sixteenOut are the streams port of node self sends to node peer: to
+// the same port at low priority, to another port at high priority.
+func sixteenOut(self, peer gm.NodeID, port int) []vStream {
+	return []vStream{
+		{SrcNode: self, SrcPort: port, DstNode: peer, DstPort: port, Pri: gm.LowPriority},
+		{SrcNode: self, SrcPort: port, DstNode: peer, DstPort: (port + sixteenShift(self)) % gm.NumPorts, Pri: gm.HighPriority},
+	}
+}
+
+// sixteenIn are the streams port of node self receives from node peer.
+func sixteenIn(self, peer gm.NodeID, port int) []vStream {
+	return []vStream{
+		{SrcNode: peer, SrcPort: port, DstNode: self, DstPort: port, Pri: gm.LowPriority},
+		{SrcNode: peer, SrcPort: (port - sixteenShift(peer) + gm.NumPorts) % gm.NumPorts, DstNode: self, DstPort: port, Pri: gm.HighPriority},
+	}
+}
+
+// sixteenDone waits until each port of vs has received its streams from
+// peer and completed its sends (n messages per stream), or deadline.
+func sixteenDone(vs []*vPort, peer gm.NodeID, n uint32, deadline time.Time) error {
+	for {
+		var err error
+		for _, v := range vs {
+			c := v.counts()
+			switch {
+			case len(c.Errs) > 0 || c.Bad > 0:
+				return fmt.Errorf("%s: %d failed sends: %v", v.name, c.Bad, c.Errs)
+			case c.OK < 2*int(n):
+				err = fmt.Errorf("%s: %d of %d sends completed", v.name, c.OK, 2*n)
+			default:
+				if e := v.check(sixteenIn(v.node, peer, v.id), n); e != nil {
+					err = e
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// sixteenHelper is the helper process of TestIntegrationSixteenPorts: it
+// opens the ports envSixteen lists (on envSixteenUnit, with the host, map
+// and state directory of the environment), reports "READY <pid>", sends
+// and checks the ports' streams to and from node envSixteenPeer, reports
+// "DONE ok" (or "DONE <error>") and keeps the ports open until its
+// standard input closes.
+func sixteenHelper() int {
+	time.AfterFunc(2*time.Minute, func() { fmt.Println("TIMEOUT"); os.Exit(4) })
+	peer, _ := strconv.Atoi(os.Getenv(envSixteenPeer))
+	n, _ := strconv.Atoi(os.Getenv(envSixteenCount))
+	cfg := &gm.Config{ProgressTimeout: testProgressTimeout, LivenessTimeout: testLivenessTimeout, MapPoll: 50 * time.Millisecond}
+	var vs []*vPort
+	for _, f := range strings.Split(os.Getenv(envSixteen), ",") {
+		id, _ := strconv.Atoi(f)
+		p, err := gm.Open(os.Getenv(envSixteenUnit), id, "sixteen", cfg)
+		if err != nil {
+			fmt.Println("ERROR open:", err)
+			return 1
+		}
+		defer p.Close()
+		v, err := startVPort(fmt.Sprintf("helper port %d", id), p)
+		if err != nil {
+			fmt.Println("ERROR", err)
+			return 1
+		}
+		defer v.l.Stop()
+		vs = append(vs, v)
+	}
+	fmt.Println("READY", os.Getpid())
+	deadline := time.Now().Add(90 * time.Second)
+	errs := make(chan error, len(vs))
+	for _, v := range vs {
+		go func() { errs <- v.send(sixteenOut(v.node, gm.NodeID(peer), v.id), uint32(n), deadline) }()
+	}
+	for range vs {
+		if err := <-errs; err != nil {
+			fmt.Println("DONE", err)
+			return 1
+		}
+	}
+	if err := sixteenDone(vs, gm.NodeID(peer), uint32(n), deadline); err != nil {
+		fmt.Println("DONE", err)
+		return 1
+	}
+	fmt.Println("DONE ok")
+	io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// TestIntegrationSixteenPorts: every port of a unit in use at once. Host 0
+// opens all 16 ports of its unit in this process (the reserved ports 0, 1
+// and 3 with Config.Privileged); host 1 opens ports 0 to 11 in this
+// process and 12 to 15 in another one. Every port sends 60 messages of 20
+// to 3000 bytes to the same port of the other host (low priority) and 60
+// to another port (high priority), all at the same time, so every port
+// receives two streams from two ports; every message is checked (content,
+// sender node and port, target port, exactly once, in order per stream)
+// and every send must complete with Success. While they are open, a 17th
+// port (16) is InvalidPortNumber and a second open of a port is Busy,
+// naming the process that holds it (this one, or the helper).
+//
+// No mapper runs: the test uses a static map. (gm_mapper would not be in
+// the way: it holds its own name, ctl.MapperName, not port 1's, and the
+// port ignores the mapper's frames.)
+func TestIntegrationSixteenPorts(t *testing.T) {
+	c := netns.New(t, netns.Options{Hosts: 2})
+	m := writeMap(t, c)
+	h0, h1 := c.Hosts[0], c.Hosts[1]
+	const helperFrom = 12 // host 1's ports 12..15 are in the helper process
+	var mine []*vPort
+	open := func(h *netns.Host, id int) *vPort {
+		cfg := testConfig(h, m)
+		cfg.Privileged = true
+		v, err := startVPort(fmt.Sprintf("%s port %d", h.Name, id), openPort(t, h, id, cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(v.l.Stop) // before the port closes
+		mine = append(mine, v)
+		return v
+	}
+	for id := range gm.NumPorts {
+		open(h0, id)
+	}
+	for id := range helperFrom {
+		open(h1, id)
+	}
+	n0, n1 := mine[0].node, mine[gm.NumPorts].node
+	if n0 != 1 || n1 != 2 {
+		t.Fatalf("node ids %d and %d, want 1 and 2", n0, n1)
+	}
+
+	// The other process, with host 1's last four ports.
+	ports := make([]string, 0, gm.NumPorts-helperFrom)
+	for id := helperFrom; id < gm.NumPorts; id++ {
+		ports = append(ports, strconv.Itoa(id))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := h1.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), envSixteen+"="+strings.Join(ports, ","), envSixteenUnit+"="+h1.Ifaces[0],
+		envSixteenPeer+"="+strconv.Itoa(int(n0)), envSixteenCount+"="+strconv.Itoa(sixteenMessages),
+		gm.EnvHost+"="+h1.Name, gm.EnvMap+"="+m, gm.EnvStateDir+"="+h1.Dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var waitOnce sync.Once
+	wait := func() { waitOnce.Do(func() { stdin.Close(); cmd.Wait() }) }
+	t.Cleanup(func() {
+		stdin.Close()
+		timer := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
+		wait()
+		timer.Stop()
+	})
+	expect := func(prefix string) string {
+		t.Helper()
+		timeout := time.After(100 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("helper exited before %s", prefix)
+				}
+				if strings.HasPrefix(l, prefix) {
+					return l
+				}
+				if strings.HasPrefix(l, "ERROR") || strings.HasPrefix(l, "TIMEOUT") {
+					t.Fatalf("helper: %s", l)
+				}
+			case <-timeout:
+				t.Fatalf("helper: no %s", prefix)
+			}
+		}
+	}
+	ready := expect("READY ")
+	helperPid, _ := strconv.Atoi(strings.TrimPrefix(ready, "READY "))
+	if helperPid != cmd.Process.Pid {
+		t.Fatalf("helper says %q, its pid is %d", ready, cmd.Process.Pid)
+	}
+
+	// All 16 ports of host 0 are open here, the last four of host 1 in
+	// the helper.
+	busy := func(h *netns.Host, id, pid int) {
+		t.Helper()
+		err := h.Do(func() error {
+			p, err := gm.Open(h.Ifaces[0], id, "seventeenth", testConfig(h, m))
+			if err == nil {
+				p.Close()
+			}
+			return err
+		})
+		want := fmt.Sprintf("port %d of unit %s is open in process %d", id, h.Ifaces[0], pid)
+		if !errors.Is(err, gm.Busy) || !strings.Contains(err.Error(), want) {
+			t.Errorf("open of %s's port %d: %v\nwant Busy saying %q", h.Name, id, err, want)
+		}
+	}
+	busy(h0, 9, os.Getpid())
+	busy(h1, 14, helperPid)
+	err = h0.Do(func() error {
+		_, err := gm.Open(h0.Ifaces[0], gm.NumPorts, "seventeenth", testConfig(h0, m))
+		return err
+	})
+	if !errors.Is(err, gm.InvalidPortNumber) {
+		t.Errorf("open of port %d: %v, want InvalidPortNumber", gm.NumPorts, err)
+	}
+
+	start := time.Now()
+	deadline := start.Add(90 * time.Second)
+	errs := make(chan error, len(mine))
+	for _, v := range mine {
+		peer := n1
+		if v.node == n1 {
+			peer = n0
+		}
+		go func() { errs <- v.send(sixteenOut(v.node, peer, v.id), sixteenMessages, deadline) }()
+	}
+	for range mine {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sixteenDone(mine[:gm.NumPorts], n1, sixteenMessages, deadline); err != nil {
+		t.Fatal(err)
+	}
+	if err := sixteenDone(mine[gm.NumPorts:], n0, sixteenMessages, deadline); err != nil {
+		t.Fatal(err)
+	}
+	if l := expect("DONE"); l != "DONE ok" {
+		t.Fatalf("helper: %s", l)
+	}
+	msgs := 2 * gm.NumPorts * 2 * sixteenMessages
+	t.Logf("32 ports (16 per host, 4 in another process) exchanged %d verified messages in %v", msgs, time.Since(start).Round(time.Millisecond))
+	// Nothing more arrives (a late duplicate would show here).
+	time.Sleep(50 * time.Millisecond)
+	for _, v := range mine {
+		peer := n1
+		if v.node == n1 {
+			peer = n0
+		}
+		if err := v.check(sixteenIn(v.node, peer, v.id), sixteenMessages); err != nil {
+			t.Error(err)
+		}
+	}
+	wait()
+	if cmd.ProcessState == nil || !cmd.ProcessState.Success() {
+		t.Errorf("helper: %v", cmd.ProcessState)
+	}
+}
