@@ -25,32 +25,59 @@ const (
 )
 
 // sixteenMessages is the number of messages on each stream.
-const sixteenMessages = 60
+const sixteenMessages = 20
 
-// sixteenShift: port i of node n also sends to port (i+shift(n)) mod 16
-// of the other node, so every port receives from two ports.
-func sixteenShift(n gm.NodeID) int { return 4*int(n) - 3 }
+// Host 1's ports: sixteenMine in the test's process, sixteenHelperPorts in
+// the helper's.
+var (
+	sixteenMine        = []int{2, 3, 4, 5}
+	sixteenHelperPorts = []int{6, 7}
+)
 
-// sixteenOut are the streams port of node self sends to node peer: to
-// the same port at low priority, to another port at high priority.
-func sixteenOut(self, peer gm.NodeID, port int) []vStream {
-	return []vStream{
-		{SrcNode: self, SrcPort: port, DstNode: peer, DstPort: port, Pri: gm.LowPriority},
-		{SrcNode: self, SrcPort: port, DstNode: peer, DstPort: (port + sixteenShift(self)) % gm.NumPorts, Pri: gm.HighPriority},
+// sixteenStreams are the streams between host 0 (node n0, all 16 ports)
+// and host 1 (node n1, the ports of sixteenMine and sixteenHelperPorts):
+// each port of host 0 sends one stream at low priority and one at high
+// priority to two ports of host 1, and receives one of each from two of
+// them; each port of host 1 sends and receives five or six streams.
+func sixteenStreams(n0, n1 gm.NodeID) []vStream {
+	far := append(append([]int(nil), sixteenMine...), sixteenHelperPorts...)
+	var ss []vStream
+	for i := range gm.NumPorts {
+		at := func(k int) int { return far[(i+k)%len(far)] }
+		ss = append(ss,
+			vStream{SrcNode: n0, SrcPort: i, DstNode: n1, DstPort: at(0), Pri: gm.LowPriority},
+			vStream{SrcNode: n0, SrcPort: i, DstNode: n1, DstPort: at(1), Pri: gm.HighPriority},
+			vStream{SrcNode: n1, SrcPort: at(0), DstNode: n0, DstPort: i, Pri: gm.LowPriority},
+			vStream{SrcNode: n1, SrcPort: at(3), DstNode: n0, DstPort: i, Pri: gm.HighPriority})
 	}
+	return ss
 }
 
-// sixteenIn are the streams port of node self receives from node peer.
-func sixteenIn(self, peer gm.NodeID, port int) []vStream {
-	return []vStream{
-		{SrcNode: peer, SrcPort: port, DstNode: self, DstPort: port, Pri: gm.LowPriority},
-		{SrcNode: peer, SrcPort: (port - sixteenShift(peer) + gm.NumPorts) % gm.NumPorts, DstNode: self, DstPort: port, Pri: gm.HighPriority},
+// sixteenOut are the streams of ss that port of node sends, sixteenIn the
+// ones it receives.
+func sixteenOut(ss []vStream, node gm.NodeID, port int) []vStream {
+	var out []vStream
+	for _, s := range ss {
+		if s.SrcNode == node && s.SrcPort == port {
+			out = append(out, s)
+		}
 	}
+	return out
 }
 
-// sixteenDone waits until each port of vs has received its streams from
-// peer and completed its sends (n messages per stream), or deadline.
-func sixteenDone(vs []*vPort, peer gm.NodeID, n uint32, deadline time.Time) error {
+func sixteenIn(ss []vStream, node gm.NodeID, port int) []vStream {
+	var in []vStream
+	for _, s := range ss {
+		if s.DstNode == node && s.DstPort == port {
+			in = append(in, s)
+		}
+	}
+	return in
+}
+
+// sixteenDone waits until each port of vs has received its streams of ss
+// and completed its sends (n messages per stream), or deadline.
+func sixteenDone(vs []*vPort, ss []vStream, n uint32, deadline time.Time) error {
 	for {
 		var err error
 		for _, v := range vs {
@@ -58,10 +85,10 @@ func sixteenDone(vs []*vPort, peer gm.NodeID, n uint32, deadline time.Time) erro
 			switch {
 			case len(c.Errs) > 0 || c.Bad > 0:
 				return fmt.Errorf("%s: %d failed sends: %v", v.name, c.Bad, c.Errs)
-			case c.OK < 2*int(n):
-				err = fmt.Errorf("%s: %d of %d sends completed", v.name, c.OK, 2*n)
+			case c.OK < len(sixteenOut(ss, v.node, v.id))*int(n):
+				err = fmt.Errorf("%s: %d of %d sends completed", v.name, c.OK, len(sixteenOut(ss, v.node, v.id))*int(n))
 			default:
-				if e := v.check(sixteenIn(v.node, peer, v.id), n); e != nil {
+				if e := v.check(sixteenIn(ss, v.node, v.id), n); e != nil {
 					err = e
 				}
 			}
@@ -79,7 +106,8 @@ func sixteenDone(vs []*vPort, peer gm.NodeID, n uint32, deadline time.Time) erro
 // sixteenHelper is the helper process of TestIntegrationSixteenPorts: it
 // opens the ports envSixteen lists (on envSixteenUnit, with the host, map
 // and state directory of the environment), reports "READY <pid>", sends
-// and checks the ports' streams to and from node envSixteenPeer, reports
+// and checks the ports' streams to and from node envSixteenPeer
+// (sixteenStreams), reports
 // "DONE ok" (or "DONE <error>") and keeps the ports open until its
 // standard input closes.
 func sixteenHelper() int {
@@ -88,6 +116,7 @@ func sixteenHelper() int {
 	n, _ := strconv.Atoi(os.Getenv(envSixteenCount))
 	cfg := &gm.Config{ProgressTimeout: testProgressTimeout, LivenessTimeout: testLivenessTimeout, MapPoll: 50 * time.Millisecond}
 	var vs []*vPort
+	var ss []vStream
 	for _, f := range strings.Split(os.Getenv(envSixteen), ",") {
 		id, _ := strconv.Atoi(f)
 		p, err := gm.Open(os.Getenv(envSixteenUnit), id, "sixteen", cfg)
@@ -103,12 +132,13 @@ func sixteenHelper() int {
 		}
 		defer v.l.Stop()
 		vs = append(vs, v)
+		ss = sixteenStreams(gm.NodeID(peer), v.node)
 	}
 	fmt.Println("READY", os.Getpid())
 	deadline := time.Now().Add(90 * time.Second)
 	errs := make(chan error, len(vs))
 	for _, v := range vs {
-		go func() { errs <- v.send(sixteenOut(v.node, gm.NodeID(peer), v.id), uint32(n), deadline) }()
+		go func() { errs <- v.send(sixteenOut(ss, v.node, v.id), uint32(n), deadline) }()
 	}
 	for range vs {
 		if err := <-errs; err != nil {
@@ -116,7 +146,7 @@ func sixteenHelper() int {
 			return 1
 		}
 	}
-	if err := sixteenDone(vs, gm.NodeID(peer), uint32(n), deadline); err != nil {
+	if err := sixteenDone(vs, ss, uint32(n), deadline); err != nil {
 		fmt.Println("DONE", err)
 		return 1
 	}
@@ -127,15 +157,16 @@ func sixteenHelper() int {
 
 // TestIntegrationSixteenPorts: every port of a unit in use at once. Host 0
 // opens all 16 ports of its unit in this process (the reserved ports 0, 1
-// and 3 with Config.Privileged); host 1 opens ports 0 to 11 in this
-// process and 12 to 15 in another one. Every port sends 60 messages of 20
-// to 3000 bytes to the same port of the other host (low priority) and 60
-// to another port (high priority), all at the same time, so every port
-// receives two streams from two ports; every message is checked (content,
-// sender node and port, target port, exactly once, in order per stream)
-// and every send must complete with Success. While they are open, a 17th
-// port (16) is InvalidPortNumber and a second open of a port is Busy,
-// naming the process that holds it (this one, or the helper).
+// and 3 with Config.Privileged); host 1 opens four ports in this process
+// and two in another one. All at once, every port of host 0 sends 20
+// messages of 20 to 3000 bytes on each of two streams to two ports of host
+// 1, one at each priority, and host 1's ports send as many back on two
+// streams to each port of host 0 (sixteenStreams: 64 streams). Every
+// message is checked (content, sender node and port, target port, exactly
+// once, in order per stream) and every send must complete with Success.
+// While the ports are open, a 17th port (16) is InvalidPortNumber and a
+// second open of a port is Busy, naming the process that holds it (this
+// one, or the helper).
 //
 // No mapper runs: the test uses a static map. (gm_mapper would not be in
 // the way: it holds its own name, ctl.MapperName, not port 1's, and the
@@ -144,11 +175,11 @@ func TestIntegrationSixteenPorts(t *testing.T) {
 	c := netns.New(t, netns.Options{Hosts: 2})
 	m := writeMap(t, c)
 	h0, h1 := c.Hosts[0], c.Hosts[1]
-	const helperFrom = 12 // host 1's ports 12..15 are in the helper process
 	var mine []*vPort
 	open := func(h *netns.Host, id int) *vPort {
 		cfg := testConfig(h, m)
 		cfg.Privileged = true
+		cfg.MapPoll = 0 // the default: 22 ports, each watching the map every 50 ms, would load the machine
 		v, err := startVPort(fmt.Sprintf("%s port %d", h.Name, id), openPort(t, h, id, cfg))
 		if err != nil {
 			t.Fatal(err)
@@ -157,20 +188,22 @@ func TestIntegrationSixteenPorts(t *testing.T) {
 		mine = append(mine, v)
 		return v
 	}
+	start := time.Now()
 	for id := range gm.NumPorts {
 		open(h0, id)
 	}
-	for id := range helperFrom {
+	for _, id := range sixteenMine {
 		open(h1, id)
 	}
 	n0, n1 := mine[0].node, mine[gm.NumPorts].node
 	if n0 != 1 || n1 != 2 {
 		t.Fatalf("node ids %d and %d, want 1 and 2", n0, n1)
 	}
+	ss := sixteenStreams(n0, n1)
 
-	// The other process, with host 1's last four ports.
-	ports := make([]string, 0, gm.NumPorts-helperFrom)
-	for id := helperFrom; id < gm.NumPorts; id++ {
+	// The other process, with host 1's other ports.
+	var ports []string
+	for _, id := range sixteenHelperPorts {
 		ports = append(ports, strconv.Itoa(id))
 	}
 	exe, err := os.Executable()
@@ -252,7 +285,7 @@ func TestIntegrationSixteenPorts(t *testing.T) {
 		}
 	}
 	busy(h0, 9, os.Getpid())
-	busy(h1, 14, helperPid)
+	busy(h1, sixteenHelperPorts[1], helperPid)
 	err = h0.Do(func() error {
 		_, err := gm.Open(h0.Ifaces[0], gm.NumPorts, "seventeenth", testConfig(h0, m))
 		return err
@@ -261,40 +294,30 @@ func TestIntegrationSixteenPorts(t *testing.T) {
 		t.Errorf("open of port %d: %v, want InvalidPortNumber", gm.NumPorts, err)
 	}
 
-	start := time.Now()
+	opened := time.Since(start)
+	start = time.Now()
 	deadline := start.Add(90 * time.Second)
 	errs := make(chan error, len(mine))
 	for _, v := range mine {
-		peer := n1
-		if v.node == n1 {
-			peer = n0
-		}
-		go func() { errs <- v.send(sixteenOut(v.node, peer, v.id), sixteenMessages, deadline) }()
+		go func() { errs <- v.send(sixteenOut(ss, v.node, v.id), sixteenMessages, deadline) }()
 	}
 	for range mine {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := sixteenDone(mine[:gm.NumPorts], n1, sixteenMessages, deadline); err != nil {
-		t.Fatal(err)
-	}
-	if err := sixteenDone(mine[gm.NumPorts:], n0, sixteenMessages, deadline); err != nil {
+	if err := sixteenDone(mine, ss, sixteenMessages, deadline); err != nil {
 		t.Fatal(err)
 	}
 	if l := expect("DONE"); l != "DONE ok" {
 		t.Fatalf("helper: %s", l)
 	}
-	msgs := 2 * gm.NumPorts * 2 * sixteenMessages
-	t.Logf("32 ports (16 per host, 4 in another process) exchanged %d verified messages in %v", msgs, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d ports (16 on host 0, 2 of host 1's in another process; opened in %v) exchanged %d verified messages on %d streams in %v",
+		len(mine)+len(sixteenHelperPorts), opened.Round(time.Millisecond), len(ss)*sixteenMessages, len(ss), time.Since(start).Round(time.Millisecond))
 	// Nothing more arrives (a late duplicate would show here).
 	time.Sleep(50 * time.Millisecond)
 	for _, v := range mine {
-		peer := n1
-		if v.node == n1 {
-			peer = n0
-		}
-		if err := v.check(sixteenIn(v.node, peer, v.id), sixteenMessages); err != nil {
+		if err := v.check(sixteenIn(ss, v.node, v.id), sixteenMessages); err != nil {
 			t.Error(err)
 		}
 	}
