@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/mapper/driver"
 	"github.com/ethergm/ethergm/tests/netns"
 )
 
@@ -155,6 +158,62 @@ func sixteenHelper() int {
 	return 0
 }
 
+// runMapper runs a mapper (gm_mapper's driver, in this process) for h's
+// unit, writing its maps to <h.Dir>/map, until the test ends. Its log
+// goes to the test's log if the test fails.
+func runMapper(t *testing.T, h *netns.Host) *driver.Driver {
+	t.Helper()
+	var logBuf syncBuffer
+	var d *driver.Driver
+	err := h.Do(func() (err error) {
+		d, err = driver.New(driver.Config{
+			Unit: h.Ifaces[0], Interfaces: h.Ifaces, Host: h.Name, Level: 1,
+			MapFile: filepath.Join(h.Dir, "map"), HostsFile: filepath.Join(h.Dir, "lib", "hosts"),
+			Logger: slog.New(slog.NewTextHandler(&logBuf, nil)),
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.Do(d.Run) }()
+	t.Cleanup(func() {
+		d.Stop()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s: mapper: %v", h.Name, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s: the mapper did not stop within 5 s", h.Name)
+		}
+		d.Close()
+		if t.Failed() {
+			t.Logf("%s mapper log:\n%s", h.Name, logBuf.String())
+		}
+	})
+	return d
+}
+
+// syncBuffer is a bytes.Buffer for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // TestIntegrationSixteenPorts: every port of a unit in use at once. Host 0
 // opens all 16 ports of its unit in this process (the reserved ports 0, 1
 // and 3 with Config.Privileged); host 1 opens four ports in this process
@@ -168,16 +227,26 @@ func sixteenHelper() int {
 // second open of a port is Busy, naming the process that holds it (this
 // one, or the helper).
 //
-// No mapper runs: the test uses a static map. (gm_mapper would not be in
-// the way: it holds its own name, ctl.MapperName, not port 1's, and the
-// port ignores the mapper's frames.)
+// A mapper runs on each host (gm_mapper's driver, in this process)
+// throughout, but the ports use a static map, so that a remap cannot fail
+// a send (tests/mapper tests traffic across remaps): the mapper holds its
+// own name (ctl.MapperName), not port 1's, so port 1 opens beside it; its
+// frames that reach port 1 are ignored there, as port 1's data frames are
+// by the mapper; it sees all 16 ports open and answers none of their
+// frames as a closed port's.
 func TestIntegrationSixteenPorts(t *testing.T) {
 	c := netns.New(t, netns.Options{Hosts: 2})
-	m := writeMap(t, c)
 	h0, h1 := c.Hosts[0], c.Hosts[1]
+	m := writeMap(t, c)
+	mapOf := func(*netns.Host) string { return m }
+	mappers := []*driver.Driver{runMapper(t, h0), runMapper(t, h1)}
+	waitFor(t, 30*time.Second, "both mappers configured with a map of 2 hosts", func() bool {
+		s0, s1 := mappers[0].Status(), mappers[1].Status()
+		return s0.Configured && s1.Configured && s0.Hosts == 2 && s1.Hosts == 2
+	})
 	var mine []*vPort
 	open := func(h *netns.Host, id int) *vPort {
-		cfg := testConfig(h, m)
+		cfg := testConfig(h, mapOf(h))
 		cfg.Privileged = true
 		cfg.MapPoll = 0 // the default: 22 ports, each watching the map every 50 ms, would load the machine
 		v, err := startVPort(fmt.Sprintf("%s port %d", h.Name, id), openPort(t, h, id, cfg))
@@ -213,7 +282,7 @@ func TestIntegrationSixteenPorts(t *testing.T) {
 	cmd := h1.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), envSixteen+"="+strings.Join(ports, ","), envSixteenUnit+"="+h1.Ifaces[0],
 		envSixteenPeer+"="+strconv.Itoa(int(n0)), envSixteenCount+"="+strconv.Itoa(sixteenMessages),
-		gm.EnvHost+"="+h1.Name, gm.EnvMap+"="+m, gm.EnvStateDir+"="+h1.Dir)
+		gm.EnvHost+"="+h1.Name, gm.EnvMap+"="+mapOf(h1), gm.EnvStateDir+"="+h1.Dir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -273,7 +342,7 @@ func TestIntegrationSixteenPorts(t *testing.T) {
 	busy := func(h *netns.Host, id, pid int) {
 		t.Helper()
 		err := h.Do(func() error {
-			p, err := gm.Open(h.Ifaces[0], id, "seventeenth", testConfig(h, m))
+			p, err := gm.Open(h.Ifaces[0], id, "seventeenth", testConfig(h, mapOf(h)))
 			if err == nil {
 				p.Close()
 			}
@@ -287,7 +356,7 @@ func TestIntegrationSixteenPorts(t *testing.T) {
 	busy(h0, 9, os.Getpid())
 	busy(h1, sixteenHelperPorts[1], helperPid)
 	err = h0.Do(func() error {
-		_, err := gm.Open(h0.Ifaces[0], gm.NumPorts, "seventeenth", testConfig(h0, m))
+		_, err := gm.Open(h0.Ifaces[0], gm.NumPorts, "seventeenth", testConfig(h0, mapOf(h0)))
 		return err
 	})
 	if !errors.Is(err, gm.InvalidPortNumber) {
@@ -311,6 +380,14 @@ func TestIntegrationSixteenPorts(t *testing.T) {
 	}
 	if l := expect("DONE"); l != "DONE ok" {
 		t.Fatalf("helper: %s", l)
+	}
+	// Host 0's mapper sees the 16 ports open; neither mapper answered a
+	// frame as a closed port's.
+	waitFor(t, 10*time.Second, "host 0's mapper listing 16 open ports", func() bool { return len(mappers[0].Status().OpenPorts) == gm.NumPorts })
+	for i, d := range mappers {
+		if n := d.Status().ClosedNacks; n != 0 {
+			t.Errorf("host%d's mapper sent %d PORT_CLOSED nacks", i, n)
+		}
 	}
 	t.Logf("%d ports (16 on host 0, 2 of host 1's in another process; opened in %v) exchanged %d verified messages on %d streams in %v",
 		len(mine)+len(sixteenHelperPorts), opened.Round(time.Millisecond), len(ss)*sixteenMessages, len(ss), time.Since(start).Round(time.Millisecond))
