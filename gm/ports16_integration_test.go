@@ -381,6 +381,12 @@ func TestIntegrationSixteenPorts(t *testing.T) {
 	if l := expect("DONE"); l != "DONE ok" {
 		t.Fatalf("helper: %s", l)
 	}
+	var rx, misaddressed uint64
+	for _, v := range mine[:gm.NumPorts] {
+		rx += v.p.LinkStats().RxFrames
+		misaddressed += v.p.Stats().Misaddressed
+	}
+	t.Logf("host 0's ports: %d frames received by their links, %d misaddressed", rx, misaddressed)
 	// Host 0's mapper sees the 16 ports open; neither mapper answered a
 	// frame as a closed port's.
 	waitFor(t, 10*time.Second, "host 0's mapper listing 16 open ports", func() bool { return len(mappers[0].Status().OpenPorts) == gm.NumPorts })
