@@ -110,14 +110,13 @@ func sixteenDone(vs []*vPort, ss []vStream, n uint32, deadline time.Time) error 
 // opens the ports envSixteen lists (on envSixteenUnit, with the host, map
 // and state directory of the environment), reports "READY <pid>", sends
 // and checks the ports' streams to and from node envSixteenPeer
-// (sixteenStreams), reports
-// "DONE ok" (or "DONE <error>") and keeps the ports open until its
-// standard input closes.
+// (sixteenStreams), reports "DONE ok" (or "DONE <error>") and keeps the
+// ports open until its standard input closes.
 func sixteenHelper() int {
 	time.AfterFunc(2*time.Minute, func() { fmt.Println("TIMEOUT"); os.Exit(4) })
 	peer, _ := strconv.Atoi(os.Getenv(envSixteenPeer))
 	n, _ := strconv.Atoi(os.Getenv(envSixteenCount))
-	cfg := &gm.Config{ProgressTimeout: testProgressTimeout, LivenessTimeout: testLivenessTimeout, MapPoll: 50 * time.Millisecond}
+	cfg := &gm.Config{ProgressTimeout: testProgressTimeout, LivenessTimeout: testLivenessTimeout}
 	var vs []*vPort
 	var ss []vStream
 	for _, f := range strings.Split(os.Getenv(envSixteen), ",") {
