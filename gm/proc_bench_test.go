@@ -97,11 +97,15 @@ func streamProcs(b *testing.B, mtu int) {
 
 // TestMain runs the test binary as a sender or receiver process of
 // BenchmarkStreamProcs, or as a port helper of TestIntegrationNonRoot
-// (portHelper), when the environment names a role, and the tests
+// (portHelper), or as the other process of TestIntegrationSixteenPorts
+// (sixteenHelper), when the environment names a role, and the tests
 // otherwise.
 func TestMain(m *testing.M) {
 	if role := os.Getenv(envHelper); role != "" {
 		os.Exit(portHelper(role))
+	}
+	if os.Getenv(envSixteen) != "" {
+		os.Exit(sixteenHelper())
 	}
 	if role := os.Getenv(envRole); role != "" {
 		if err := streamHelper(role); err != nil {

@@ -523,6 +523,7 @@ func (e *Engine) peer(node uint32) *peer {
 		if n <= int(node) {
 			n = int(node) + 16
 		}
+		n = min(n, maxNodes) // the table never holds more than every node id
 		np := make([]*peer, n)
 		copy(np, e.peers)
 		e.peers = np
