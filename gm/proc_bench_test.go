@@ -169,7 +169,7 @@ func streamHelper(role string) error {
 	}
 	if role == "recv" {
 		for i := 0; i < 64; i++ {
-			if err := p.ProvideReceiveBuffer(make([]byte, msgLen), size, gm.LowPriority, 0); err != nil {
+			if err := p.ProvideReceiveBuffer(touched(msgLen), size, gm.LowPriority, 0); err != nil {
 				return err
 			}
 		}
@@ -195,7 +195,7 @@ func streamHelper(role string) error {
 		}
 		return nil
 	}
-	msg := make([]byte, msgLen)
+	msg := touched(msgLen)
 	var done, failed atomic.Int64
 	cb := gm.SendCallback(func(_ *gm.Port, _ any, st gm.Status) {
 		done.Add(1)
