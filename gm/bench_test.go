@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/membuf"
 	"github.com/ethergm/ethergm/tests/netns"
 	"github.com/ethergm/ethergm/tests/netns/relay"
 )
@@ -104,24 +105,12 @@ func pingPong8(b *testing.B, key bool) {
 	wg.Wait()
 }
 
-// touched returns a buffer of n bytes with every page written: a buffer
-// fresh from make would make the first message into it pay a page fault per
-// 4 KiB while timed (and a send buffer never written is read from the
-// kernel's zero page).
-func touched(n int) []byte {
-	b := make([]byte, n)
-	for i := 0; i < n; i += 4096 {
-		b[i] = 1
-	}
-	return b
-}
-
 // stream sends b.N messages of msgLen bytes from pa to pb with every send
 // token in use, and reports the goodput.
 func stream(b *testing.B, pa, pb *gm.Port, msgLen int) {
 	size := gm.MinSizeForLength(msgLen)
 	for i := 0; i < 64; i++ {
-		if err := pb.ProvideReceiveBuffer(touched(msgLen), size, gm.LowPriority, 0); err != nil {
+		if err := pb.ProvideReceiveBuffer(membuf.Touched(msgLen), size, gm.LowPriority, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -141,7 +130,7 @@ func stream(b *testing.B, pa, pb *gm.Port, msgLen int) {
 			}
 		}
 	}()
-	msg := touched(msgLen)
+	msg := membuf.Touched(msgLen)
 	var done atomic.Int64
 	var failed atomic.Int64
 	cb := gm.SendCallback(func(_ *gm.Port, _ any, st gm.Status) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/membuf"
 	"github.com/ethergm/ethergm/tests/netns"
 )
 
@@ -169,7 +170,7 @@ func streamHelper(role string) error {
 	}
 	if role == "recv" {
 		for i := 0; i < 64; i++ {
-			if err := p.ProvideReceiveBuffer(touched(msgLen), size, gm.LowPriority, 0); err != nil {
+			if err := p.ProvideReceiveBuffer(membuf.Touched(msgLen), size, gm.LowPriority, 0); err != nil {
 				return err
 			}
 		}
@@ -195,7 +196,7 @@ func streamHelper(role string) error {
 		}
 		return nil
 	}
-	msg := touched(msgLen)
+	msg := membuf.Touched(msgLen)
 	var done, failed atomic.Int64
 	cb := gm.SendCallback(func(_ *gm.Port, _ any, st gm.Status) {
 		done.Add(1)

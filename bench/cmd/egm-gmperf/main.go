@@ -14,6 +14,7 @@ import (
 	"github.com/ethergm/ethergm/bench/internal/ctl"
 	"github.com/ethergm/ethergm/bench/internal/result"
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/membuf"
 	"github.com/ethergm/ethergm/wire"
 )
 
@@ -187,7 +188,7 @@ type sender struct {
 func newSender(p *gm.Port, n, length int, timeout time.Duration, stop *atomic.Bool) *sender {
 	s := &sender{p: p, timeout: timeout, stop: stop}
 	for range n {
-		s.slots = append(s.slots, &slot{buf: touched(max(length, 1))})
+		s.slots = append(s.slots, &slot{buf: membuf.Touched(max(length, 1))})
 	}
 	s.cb = func(_ *gm.Port, ctx any, st gm.Status) {
 		if sl, ok := ctx.(*slot); ok {
@@ -202,21 +203,6 @@ func newSender(p *gm.Port, n, length int, timeout time.Duration, stop *atomic.Bo
 		}
 	}
 	return s
-}
-
-// touched returns a buffer of n bytes whose every page has been written,
-// as an application's buffers are once it has used them: a buffer fresh
-// from make is not backed by memory yet, so its first use would cost a
-// page fault per 4 KiB (in the receiver, while the stream is timed) or,
-// for a send buffer never written, read the kernel's shared zero page
-// instead of memory. NetPIPE and sockperf reuse buffers they have already
-// touched; the stream measures the transfer, not the first touch.
-func touched(n int) []byte {
-	b := make([]byte, n)
-	for i := 0; i < n; i += 4096 {
-		b[i] = byte(i>>12) | 1
-	}
-	return b
 }
 
 // errUnexpected is returned when a message arrives where none may.
@@ -560,7 +546,7 @@ func streamRecv(o *options) error {
 		return fmt.Errorf("-size %d is in the end marker's size class", o.size)
 	}
 	for range o.buffers {
-		if err := p.ProvideReceiveBuffer(touched(o.size), size, o.pri, 0); err != nil {
+		if err := p.ProvideReceiveBuffer(membuf.Touched(o.size), size, o.pri, 0); err != nil {
 			return fmt.Errorf("provide buffer %d: %w", o.buffers, err)
 		}
 	}

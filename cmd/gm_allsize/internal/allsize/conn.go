@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/membuf"
 )
 
 // Errors that end a run or a session.
@@ -383,26 +384,12 @@ type rxBuffers struct {
 func (c *conn) newRx(size uint8, pri gm.Priority, length, expected, target int) (*rxBuffers, error) {
 	r := &rxBuffers{c: c, size: size, pri: pri, length: length, expected: expected, target: target}
 	for r.provided < min(target, expected) {
-		if err := c.p.ProvideReceiveBuffer(touched(max(length, 1)), size, pri, 0); err != nil {
+		if err := c.p.ProvideReceiveBuffer(membuf.Touched(max(length, 1)), size, pri, 0); err != nil {
 			return nil, fmt.Errorf("provide buffer size %d: %w", size, err)
 		}
 		r.provided++
 	}
 	return r, nil
-}
-
-// touched returns a buffer of n bytes with every page written. A buffer
-// fresh from make is not backed by memory until first written, so a
-// measurement receiving into it would also time one page fault per 4 KiB
-// of message (at 1 MiB, every message of a bandwidth measurement lands in
-// a buffer of its own), a cost an application that reuses its buffers, and
-// the NetPIPE and sockperf baselines, do not pay.
-func touched(n int) []byte {
-	b := make([]byte, n)
-	for i := 0; i < n; i += 4096 {
-		b[i] = 1
-	}
-	return b
 }
 
 // got accounts for a received message whose event is e and provides its
