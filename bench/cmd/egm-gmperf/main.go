@@ -545,6 +545,18 @@ func streamRecv(o *options) error {
 	if size == endSize {
 		return fmt.Errorf("-size %d is in the end marker's size class", o.size)
 	}
+	stop := ctl.StopFlag()
+	var alarm gm.Alarm
+	var rearm func(any)
+	rearm = func(any) { p.SetAlarm(&alarm, uint64(watchdog/time.Microsecond), rearm, nil) }
+	rearm(nil)
+	defer p.CancelAlarm(&alarm)
+	// Ready before the buffers: touching them (membuf) can take seconds on
+	// a loaded virtual machine, and a harness waits for the ready line a
+	// bounded time. A message that arrives before its buffer is refused
+	// and sent again (no-buffer probing); the timing starts at the first
+	// receive event.
+	ctl.Ready()
 	for range o.buffers {
 		if err := p.ProvideReceiveBuffer(membuf.Touched(o.size), size, o.pri, 0); err != nil {
 			return fmt.Errorf("provide buffer %d: %w", o.buffers, err)
@@ -553,13 +565,6 @@ func streamRecv(o *options) error {
 	if err := p.ProvideReceiveBuffer(make([]byte, endLen), endSize, o.pri, 0); err != nil {
 		return fmt.Errorf("provide end-marker buffer: %w", err)
 	}
-	stop := ctl.StopFlag()
-	var alarm gm.Alarm
-	var rearm func(any)
-	rearm = func(any) { p.SetAlarm(&alarm, uint64(watchdog/time.Microsecond), rearm, nil) }
-	rearm(nil)
-	defer p.CancelAlarm(&alarm)
-	ctl.Ready()
 	var (
 		got, sent, outOfOrder uint64
 		first, last           time.Time
