@@ -534,3 +534,139 @@ func TestRailsSlots(t *testing.T) {
 		t.Fatal("no frame moved to its rail")
 	}
 }
+
+func (l *fakeLink) Wait(frames [][]byte, _ time.Duration) (int, error) { return l.Recv(frames), nil }
+
+// TestSetOfOne: a set of one rail hands frames to its link unchanged (no
+// routing, no rewriting: the engine wrote the MAC Resolve gave), drains
+// the ring in batches with a Pump after each full one, and never calls
+// its rail down, whatever the link's state.
+func TestSetOfOne(t *testing.T) {
+	var log []txRecord
+	l := &fakeLink{mac: macA[0], log: &log, running: false}
+	s := New([]link.Endpoint{l})
+	eng := &fakeEngine{}
+	s.Attach(eng, func() time.Duration { return time.Second })
+	m, err := nodemap.New(0, [6]byte{}, []nodemap.Entry{{ID: 1, Host: "a", MACs: macA[:1]}, {ID: 2, Host: "b", MACs: macB}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetMap(m, 1)
+	if s.Len() != 1 || s.MTU() != testMTU || s.MACs()[0] != macA[0] {
+		t.Fatalf("Len %d MTU %d MACs %x", s.Len(), s.MTU(), s.MACs())
+	}
+	// The frames carry whatever addresses the engine wrote.
+	fs := message(2, 0, 3)
+	for _, f := range fs {
+		wire.Ethernet(f).SetDst([6]byte{9, 9, 9, 9, 9, 9})
+	}
+	if err := s.Send(fs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.SendBatch(fs[1:]); n != 2 || err != nil {
+		t.Fatalf("SendBatch = %d, %v", n, err)
+	}
+	slot := s.TxSlot()
+	if err := s.TxCommit(copy(slot, fs[2])); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 4 {
+		t.Fatalf("%d frames sent, want 4", len(log))
+	}
+	for i, rec := range log {
+		if !bytes.Equal(rec.frame, fs[min(i, 2)]) {
+			t.Fatalf("frame %d changed on its way: %x", i, rec.frame[:12])
+		}
+	}
+	// Drain: 150 frames, in two full batches and a partial one.
+	for seq := uint32(0); seq < 150; seq++ {
+		l.rx = append(l.rx, frame(wire.TypeDataMiddle, 1, 2, 0, seq, 1<<20, seq*testSeg, testSeg))
+	}
+	if got, all := s.Drain(time.Second); got != 150 || !all || len(eng.in) != 150 || eng.pumps != 2 {
+		t.Fatalf("Drain = %d, %v: %d frames in, %d pumps", got, all, len(eng.in), eng.pumps)
+	}
+	for i, f := range eng.in {
+		if seqOf(f) != uint32(i) {
+			t.Fatalf("frame %d has seq %d", i, seqOf(f))
+		}
+	}
+	// Wait reads, Feed delivers.
+	l.rx = append(l.rx, frame(wire.TypeAck, 1, 2, 0, 0, 0, 0, 0))
+	n, err := s.Wait(time.Millisecond)
+	if n != 1 || err != nil {
+		t.Fatalf("Wait = %d, %v", n, err)
+	}
+	s.Feed(time.Second, n)
+	if len(eng.in) != 151 || eng.pumps != 3 {
+		t.Fatalf("Feed: %d frames in, %d pumps", len(eng.in), eng.pumps)
+	}
+	// A rail of one is never down.
+	st := s.Stats()
+	s.State(st)
+	if len(st) != 1 || st[0].Down || st[0].Interface != "fake" || st[0].Link.TxFrames != 4 || s.Debug() != "" {
+		t.Fatalf("stats %+v, debug %q", st, s.Debug())
+	}
+}
+
+// TestSetAddresses: the set resolves nodes to MACs and lists the MACs
+// their frames may come from, from the map SetMap gave: a new map changes
+// both, and the rails' routing, at once.
+func TestSetAddresses(t *testing.T) {
+	h := newRailsHarness(t, macA)
+	resolve := func(node uint32) ([6]byte, bool) {
+		t.Helper()
+		return h.rs.Resolve(node)
+	}
+	if mac, ok := resolve(1); !ok || mac != macA[0] {
+		t.Fatalf("self resolves to %x, %v", mac, ok)
+	}
+	if mac, ok := resolve(2); !ok || mac != macB[0] {
+		t.Fatalf("node 2 resolves to %x, %v", mac, ok)
+	}
+	if _, ok := resolve(9); ok {
+		t.Fatal("a node outside the map resolves")
+	}
+	var src [16][6]byte
+	if n := h.rs.Sources(1, src[:]); n != 2 || src[0] != macA[0] || src[1] != macA[1] {
+		t.Fatalf("own sources %x", src[:n])
+	}
+	if n := h.rs.Sources(2, src[:]); n != 2 || src[0] != macB[0] || src[1] != macB[1] {
+		t.Fatalf("sources of node 2: %x", src[:n])
+	}
+	if n := h.rs.Sources(9, src[:]); n != 0 {
+		t.Fatalf("sources of an unknown node: %x", src[:n])
+	}
+	// Node 2 changes its first MAC, node 3 leaves.
+	newB := [6]byte{2, 0, 0, 0, 9, 0}
+	m, err := nodemap.New(0, [6]byte{}, []nodemap.Entry{
+		{ID: 1, Host: "a", MACs: macA},
+		{ID: 2, Host: "b", MACs: [][6]byte{newB, macB[1]}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.rs.SetMap(m, 1)
+	if mac, ok := resolve(2); !ok || mac != newB {
+		t.Fatalf("after the change node 2 resolves to %x, %v", mac, ok)
+	}
+	if _, ok := resolve(3); ok {
+		t.Fatal("node 3 resolves after leaving the map")
+	}
+	if n := h.rs.Sources(2, src[:]); n != 2 || src[0] != newB {
+		t.Fatalf("sources of node 2 after the change: %x", src[:n])
+	}
+	for _, f := range message(2, 0, 2*chunkFrames) {
+		if err := h.rs.Send(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rec := range h.takeLog() {
+		want := [][6]byte{newB, macB[1]}[rec.rail]
+		if d := wire.Ethernet(rec.frame).Dst(); d != want {
+			t.Fatalf("frame on rail %d to %x, want %x", rec.rail, d, want)
+		}
+	}
+}
