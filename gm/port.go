@@ -959,9 +959,9 @@ func (p *Port) refresh() {
 		return
 	}
 	p.mapChanges.Add(1)
-	// The map and the node id change together under the mutex: the rails
-	// renumber themselves (under the mutex) from the map and this host's
-	// id when they first see a new map.
+	// The map and the node id change together under the mutex; the peers'
+	// addresses (the rails' numbers, the engine's cached MACs) follow
+	// both at the end (adoptMapLocked).
 	p.mu.Lock()
 	old := p.nodeMap.Load()
 	p.nodeMap.Store(m)
