@@ -2,7 +2,6 @@ package rail
 
 import (
 	"bytes"
-	"encoding/binary"
 	"net"
 	"syscall"
 	"testing"
@@ -181,7 +180,7 @@ func (h *railsHarness) takeLog() []txRecord {
 	return l
 }
 
-func seqOf(f []byte) uint32 { return binary.BigEndian.Uint32(f[wire.EthHeaderLen+wire.OffSeq:]) }
+func seqOf(f []byte) uint32 { return wire.FrameHeader(f).Seq() }
 
 // TestRailsStriping: chunk k of every message goes on the k-th rail after
 // the stream's home rail, message starts always on the home rail, frames
@@ -467,7 +466,7 @@ func TestRailsMerge(t *testing.T) {
 		if seq%3 == 0 {
 			// Another stream (source port 3), on ring 1 only.
 			f := frame(wire.TypeData, 1, 2, 0, 5000+seq, 10, 0, 10)
-			f[wire.EthHeaderLen+wire.OffSourcePort] = 3
+			wire.FrameHeader(f).SetSourcePort(3)
 			h.links[1].rx = append(h.links[1].rx, f)
 		}
 	}
@@ -479,8 +478,8 @@ func TestRailsMerge(t *testing.T) {
 	other := uint32(5000)
 	for _, f := range h.eng.in {
 		switch {
-		case wire.Type(f[wire.EthHeaderLen+wire.OffType]) == wire.TypeAck:
-		case f[wire.EthHeaderLen+wire.OffSourcePort] == 3:
+		case wire.FrameHeader(f).Type() == wire.TypeAck:
+		case wire.FrameHeader(f).SourcePort() == 3:
 			if seqOf(f) != other {
 				t.Fatalf("second stream: seq %d, want %d", seqOf(f), other)
 			}
