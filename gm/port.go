@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm/internal/proto"
+	"github.com/ethergm/ethergm/gm/internal/rail"
 	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/token"
@@ -110,8 +111,7 @@ func MaxLengthForSize(size uint8) int { return token.MaxLengthForSize(size) }
 type Port struct {
 	mu    sync.Mutex
 	eng   *proto.Engine
-	lk    link.Endpoint // the unit's first interface
-	rails *railSet      // all of them, if the unit has several (rails.go), else nil
+	rails *rail.Set // the unit's interfaces, one rail each (rails.go)
 
 	id         int
 	name       string
@@ -130,7 +130,6 @@ type Port struct {
 	openMask   atomic.Uint32
 	ready      atomic.Bool // the port is built (Info may look at the engine)
 
-	frames  [][]byte
 	pev     proto.Event
 	cur     Event
 	waiting bool // the application is inside link.Wait (guarded by mu)
@@ -233,38 +232,33 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		p.owner.release()
 		return nil, err
 	}
-	lk, rs, err := openRails(u, &lc, c.openLink)
+	lks, err := openLinks(u, &lc, c.openLink)
 	if err != nil {
 		p.owner.release()
 		return nil, linkError(err)
 	}
-	p.lk, p.rails = lk, rs
-	p.mac = [6]byte(lk.HardwareAddr())
-	if rs != nil {
-		p.macs = make([]nodemap.MAC, len(rs.macs))
-		copy(p.macs, rs.macs)
-	} else {
-		p.macs = []nodemap.MAC{p.mac}
-	}
+	p.rails = rail.New(lks)
+	p.macs = p.rails.MACs()
+	p.mac = p.macs[0]
 	var self NodeID
 	if e, ok := m.Self(host, p.macs...); ok {
 		self = e.ID
 		p.host.Store(&e.Host)
 	}
 	p.nodeID.Store(uint32(self))
+	p.rails.SetMap(m, uint32(self))
 	p.openMask.Store(p.owner.openMask(0))
-	p.frames = make([][]byte, 64)
 	p.eng = proto.New(proto.Config{
 		NodeID: uint32(self), Port: uint8(id), MAC: p.mac,
 		SegLen:     p.linkMTU() - wire.HeaderLen,
 		SendTokens: c.SendTokens, RecvTokens: c.ReceiveTokens, Window: window(c.Window, &lc, p.linkMTU()),
 		ProgressTimeout: defDur(c.ProgressTimeout, DefaultProgressTimeout),
 		LivenessTimeout: defDur(c.LivenessTimeout, DefaultLivenessTimeout),
-		Resolve:         p.resolve,
+		Resolve:         p.rails.Resolve,
 		Sources:         p.sources,
 		AnswerClosed:    p.answerClosed,
-	}, p.engineOut())
-	p.attachRails()
+	}, p.rails)
+	p.rails.Attach(p.eng, p.now)
 	p.ready.Store(true)
 	p.wg.Add(1)
 	go p.progress()
@@ -302,7 +296,7 @@ func linkError(err error) error {
 	case oe != nil:
 		return fmt.Errorf("%w: %w", UntranslatedSystemError, err)
 	}
-	// openRails' own checks of the unit (too many rails, a repeated
+	// openLinks' own checks of the unit (too many rails, a repeated
 	// interface).
 	return fmt.Errorf("%w: %w", InvalidParameter, err)
 }
@@ -334,51 +328,13 @@ func defDur(d, def time.Duration) time.Duration {
 	return d
 }
 
-// resolve maps a node id to the MAC frames for it go to.
-func (p *Port) resolve(node uint32) ([6]byte, bool) {
-	if node == p.nodeID.Load() {
-		return p.mac, true
-	}
-	m := p.nodeMap.Load()
-	e, ok := m.ByID(NodeID(node))
-	if !ok || len(e.MACs) == 0 {
-		return [6]byte{}, false
-	}
-	if mac, ok := p.peerMAC(e); ok {
-		return mac, true
-	}
-	if p.rails != nil {
-		// A routed map may reach the node only through another rail.
-		for _, local := range p.rails.macs {
-			if mac, ok := m.PeerMAC(p.NodeID(), e.ID, local); ok {
-				return mac, true
-			}
-		}
-	}
-	return [6]byte{}, false
+// sources is the engine's Config.Sources: the rail set's.
+func (p *Port) sources(node uint32, dst *[proto.MaxSources][6]byte) int {
+	return p.rails.Sources(node, dst[:])
 }
 
-// sources fills dst with the MACs frames from node may come from: its MACs
-// in the node map (and those its routes name), or this port's unit's for
-// this host.
-func (p *Port) sources(node uint32, dst *[proto.MaxSources][6]byte) int {
-	if node == p.nodeID.Load() {
-		return copy(dst[:], p.macs)
-	}
-	m := p.nodeMap.Load()
-	e, ok := m.ByID(NodeID(node))
-	if !ok {
-		return 0
-	}
-	n := copy(dst[:], e.MACs)
-	for _, r := range m.RoutesTo(e.ID) {
-		if n < len(dst) && !slices.Contains(dst[:n], r.Peer) {
-			dst[n] = r.Peer
-			n++
-		}
-	}
-	return n
-}
+// linkMTU is the MTU frames are cut to: the smallest of the rails'.
+func (p *Port) linkMTU() int { return p.rails.MTU() }
 
 // answerClosed reports whether this port answers frames for local port tp
 // with NackPortClosed: tp is not open on this unit and this is the
@@ -424,7 +380,7 @@ func (p *Port) Close() error {
 	p.wg.Wait()
 	p.mu.Lock()
 	p.eng.Close(p.now())
-	err := p.closeLinks()
+	err := p.rails.Close()
 	p.mu.Unlock()
 	// Last, without the mutex (a query being answered may wait for it):
 	// the port is free for others once its links are closed.
@@ -699,7 +655,7 @@ func (p *Port) recover(pri Priority, node NodeID, port int, cb SendCallback, ctx
 // wakeLocked wakes a BlockingReceive sleeper if events are pending.
 func (p *Port) wakeLocked() {
 	if p.waiting && (p.eng.Pending() > 0 || p.alarmDueLocked(p.now())) {
-		p.lk.Wake()
+		p.rails.Wake()
 	}
 }
 
@@ -714,38 +670,18 @@ func (p *Port) pollLocked(now time.Duration) *Event {
 	return p.nextEventLocked(now)
 }
 
-// maxDrain bounds the frames one drainLocked reads, so that a flood of
-// frames cannot keep a Receive from returning.
-const maxDrain = 1024
-
-// drainLocked feeds the engine every frame waiting in the link, sending the
-// acks and frames that became due after each full batch, then settles the
-// engine (settleLocked). It returns the number of frames read. now must
-// have been taken before the first Recv: the engine's timers judge the peer
-// at now, so every frame that arrived before now must have been read (see
-// proto.Engine.Tick).
-// If maxDrain frames were read and more may be waiting, the timers wait for
-// the next drain.
+// drainLocked feeds the engine every frame waiting in the rails (see
+// rail.Set.Drain), then settles the engine (settleLocked). It returns the
+// number of frames read. now must have been taken before the first frame
+// is read: the engine's timers judge the peer at now, so every frame that
+// arrived before now must have been read (see proto.Engine.Tick).
+// If rail.MaxDrain frames were read and more may be waiting, the timers
+// wait for the next drain.
 func (p *Port) drainLocked(now time.Duration) int {
-	if p.rails != nil {
-		return p.drainRailsLocked(now)
+	got, all := p.rails.Drain(now)
+	if all {
+		p.settleLocked(now, got)
 	}
-	got := 0
-	for {
-		n := p.lk.Recv(p.frames)
-		for i := 0; i < n; i++ {
-			p.eng.Input(now, p.frames[i])
-		}
-		got += n
-		if n < len(p.frames) {
-			break
-		}
-		p.eng.Pump(now)
-		if got >= maxDrain {
-			return got
-		}
-	}
-	p.settleLocked(now, got)
 	return got
 }
 
@@ -916,18 +852,13 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		}
 		p.waiting = true
 		p.mu.Unlock()
-		n, err := p.waitLink(timeout)
+		n, err := p.rails.Wait(timeout)
 		p.mu.Lock()
 		now = p.now()
 		p.waiting = false
-		for i := 0; i < n; i++ {
-			p.eng.Input(now, p.frames[i])
-		}
-		if n > 0 {
-			// More frames may be waiting: the timers run in the next
-			// drainLocked, after the link has been emptied.
-			p.eng.Pump(now)
-		}
+		// More frames may be waiting: the timers run in the next
+		// drainLocked, after the link has been emptied.
+		p.rails.Feed(now, n)
 		p.lastApp.Store(int64(now))
 		p.mu.Unlock()
 		if err != nil {
@@ -1004,7 +935,7 @@ func (p *Port) progress() {
 			// drained, so if one is due, wake the sleeper: it drains the
 			// link and runs them.
 			if d := p.eng.NextDeadline(); d != 0 && now >= d {
-				p.lk.Wake()
+				p.rails.Wake()
 			}
 		case appActive:
 			// The application polls; its Receive drains the link and runs
@@ -1028,9 +959,9 @@ func (p *Port) refresh() {
 		return
 	}
 	p.mapChanges.Add(1)
-	// The map and the node id change together under the mutex: the rails
-	// renumber themselves (under the mutex) from the map and this host's
-	// id when they first see a new map.
+	// The map and the node id change together under the mutex; the peers'
+	// addresses (the rails' numbers, the engine's cached MACs) follow
+	// both at the end (adoptMapLocked).
 	p.mu.Lock()
 	old := p.nodeMap.Load()
 	p.nodeMap.Store(m)
@@ -1060,7 +991,7 @@ func (p *Port) refresh() {
 			return node != self && identityChanged(old, m, NodeID(node))
 		})
 	}
-	p.eng.InvalidatePeers()
+	p.adoptMapLocked(m)
 	p.mu.Unlock()
 }
 
@@ -1091,7 +1022,7 @@ func (p *Port) Stats() Stats {
 
 // LinkStats returns the counters of the port's link; with several rails,
 // the sums of their counters (RailStats gives each rail's).
-func (p *Port) LinkStats() link.Stats { return p.linkStats() }
+func (p *Port) LinkStats() link.Stats { return p.rails.LinkStats() }
 
 // DebugState describes the port's internal state for diagnostics: the
 // protocol engine's streams (sequence numbers, frames in flight,
@@ -1104,5 +1035,5 @@ func (p *Port) DebugState() string {
 	now := p.now()
 	return fmt.Sprintf("port %d (%s) node %d on %s: closed %v waiting %v lastApp %v ago, alarms %d (queued %v)\n  link %+v\n%s%s",
 		p.id, p.name, p.nodeID.Load(), p.unit.Name, p.closed.Load(), p.waiting, now-time.Duration(p.lastApp.Load()),
-		len(p.alarms), p.alarmQueued, ls, p.railsDebug(), p.eng.Dump(now))
+		len(p.alarms), p.alarmQueued, ls, p.rails.Debug(), p.eng.Dump(now))
 }

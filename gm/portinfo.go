@@ -219,7 +219,7 @@ func (p *Port) Info() PortInfo {
 	for _, mac := range p.macs {
 		pi.MACs = append(pi.MACs, nodemap.FormatMAC(mac))
 	}
-	pi.Link = linkCounters(p.linkStats())
+	pi.Link = linkCounters(p.LinkStats())
 	for _, r := range p.RailStats() {
 		pi.Rails = append(pi.Rails, RailInfo{Interface: r.Interface, Down: r.Down, SuspectPeers: r.SuspectPeers, Link: linkCounters(r.Link)})
 	}

@@ -603,3 +603,60 @@ func TestParseHeader(t *testing.T) {
 		t.Fatalf("cut: %v", err)
 	}
 }
+
+func TestStream(t *testing.T) {
+	base := HeaderFields{Type: TypeDataMiddle, TargetPort: 4, SourcePort: 2, Flags: FlagHigh | FlagAckRequest,
+		TargetNode: 9, SourceNode: 7, Session: 0x01020304, Seq: 10, Offset: 100}
+	h, err := ParseFrame(AppendFrame(nil, macB, macA, EtherType, &base, make([]byte, 10)), EtherType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Stream{SourceNode: 7, Session: 0x01020304, SourcePort: 2, TargetPort: 4, Priority: 1}
+	if got := h.Stream(); got != want || h.Priority() != 1 {
+		t.Fatalf("Stream = %+v, Priority %d; want %+v, 1", got, h.Priority(), want)
+	}
+	// Fields outside the stream's identity do not change it; each field of
+	// it does.
+	same := base
+	same.Type, same.Seq, same.Offset, same.TargetNode, same.Flags = TypeDataLast, 11, 200, 10, FlagHigh|FlagRetransmit
+	changes := []func(f *HeaderFields){
+		func(f *HeaderFields) { f.SourceNode++ },
+		func(f *HeaderFields) { f.Session++ },
+		func(f *HeaderFields) { f.SourcePort++ },
+		func(f *HeaderFields) { f.TargetPort++ },
+		func(f *HeaderFields) { f.Flags &^= FlagHigh },
+	}
+	if s := Header(AppendFrame(nil, macB, macA, EtherType, &same, nil)[EthHeaderLen:]).Stream(); s != want {
+		t.Fatalf("another frame of the stream: %+v", s)
+	}
+	for i, change := range changes {
+		f := base
+		change(&f)
+		if s := FrameHeader(AppendFrame(nil, macB, macA, EtherType, &f, nil)).Stream(); s == want {
+			t.Fatalf("change %d: same stream %+v", i, s)
+		}
+	}
+}
+
+func TestSeqBefore(t *testing.T) {
+	for _, c := range []struct {
+		a, b uint32
+		want bool
+	}{
+		{1, 2, true}, {2, 1, false}, {5, 5, false},
+		{0xFFFFFFFF, 0, true}, {0, 0xFFFFFFFF, false}, // across the wrap
+		{0, 0x7FFFFFFF, true}, {0, 0x80000001, false},
+	} {
+		if got := SeqBefore(c.a, c.b); got != c.want {
+			t.Errorf("SeqBefore(%#x, %#x) = %v", c.a, c.b, got)
+		}
+	}
+}
+
+func TestFrameHeader(t *testing.T) {
+	f := golden[3].f
+	frame := AppendFrame(nil, macB, macA, EtherType, &f, make([]byte, 5))
+	if h := FrameHeader(frame); h.Fields() != f || &h[0] != &frame[EthHeaderLen] {
+		t.Fatalf("FrameHeader: %+v, want %+v", h.Fields(), f)
+	}
+}

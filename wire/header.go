@@ -237,6 +237,36 @@ func (h Header) SetRemoteAddr(a uint64) {
 	}
 }
 
+// Priority returns the frame's GM priority: 1 (high) with FlagHigh, else 0.
+func (h Header) Priority() uint8 { return uint8(h.Flags() & FlagHigh) }
+
+// Stream returns the reliable stream a frame belongs to (meaningful for
+// frames whose Type IsReliable).
+func (h Header) Stream() Stream {
+	return Stream{
+		SourceNode: h.SourceNode(), Session: h.Session(),
+		SourcePort: h.SourcePort(), TargetPort: h.TargetPort(), Priority: h.Priority(),
+	}
+}
+
+// Stream identifies a reliable stream as its receiver sees it: the
+// sender's node and session, the sending and target ports and the
+// priority. Frames of one stream have equal Streams and are ordered by
+// their sequence numbers (SeqBefore).
+type Stream struct {
+	SourceNode, Session              uint32
+	SourcePort, TargetPort, Priority uint8
+}
+
+// SeqBefore reports whether sequence number a comes before b in serial
+// number arithmetic: a-b, read as a signed 32-bit number, is negative.
+func SeqBefore(a, b uint32) bool { return int32(a-b) < 0 }
+
+// FrameHeader returns the EtherGM header of an Ethernet frame that is
+// known to be well formed (checked by ParseFrame on receipt, or built by
+// AppendFrame): a view from offset EthHeaderLen, checked no further.
+func FrameHeader(frame []byte) Header { return Header(frame[EthHeaderLen:]) }
+
 // Fields returns a copy of the header's fields (everything except version,
 // payload length, reserved and CRC).
 func (h Header) Fields() HeaderFields {

@@ -1,14 +1,14 @@
-package gm
+package rail
 
 import (
 	"bytes"
-	"encoding/binary"
+	"net"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/ethergm/ethergm/gm/internal/proto"
 	"github.com/ethergm/ethergm/gm/link"
+	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/wire"
 )
 
@@ -22,15 +22,17 @@ type txRecord struct {
 }
 
 type fakeLink struct {
-	rail    int
-	log     *[]txRecord
-	running bool
-	sendErr error
-	slot    []byte
-	queued  [][]byte
-	rx      [][]byte
-	kicks   int
-	tx      int
+	link.Endpoint // nil: the methods the set does not use panic
+	rail          int
+	mac           [6]byte
+	log           *[]txRecord
+	running       bool
+	sendErr       error
+	slot          []byte
+	queued        [][]byte
+	rx            [][]byte
+	kicks         int
+	tx            int
 }
 
 func (l *fakeLink) out(f []byte) {
@@ -87,18 +89,20 @@ func (l *fakeLink) Recv(frames [][]byte) int {
 	return n
 }
 
-func (l *fakeLink) Running() bool     { return l.running }
-func (l *fakeLink) Stats() link.Stats { return link.Stats{TxFrames: uint64(l.tx)} }
-func (l *fakeLink) Name() string      { return "fake" }
-func (l *fakeLink) Close() error      { return nil }
+func (l *fakeLink) HardwareAddr() net.HardwareAddr { return l.mac[:] }
+func (l *fakeLink) MTU() int                       { return testMTU }
+func (l *fakeLink) Running() bool                  { return l.running }
+func (l *fakeLink) Stats() link.Stats              { return link.Stats{TxFrames: uint64(l.tx)} }
+func (l *fakeLink) Name() string                   { return "fake" }
+func (l *fakeLink) Close() error                   { return nil }
 
 type fakeEngine struct {
 	in    [][]byte
 	pumps int
 }
 
-func (e *fakeEngine) Input(_ proto.Time, f []byte) { e.in = append(e.in, bytes.Clone(f)) }
-func (e *fakeEngine) Pump(proto.Time)              { e.pumps++ }
+func (e *fakeEngine) Input(_ time.Duration, f []byte) { e.in = append(e.in, bytes.Clone(f)) }
+func (e *fakeEngine) Pump(time.Duration)              { e.pumps++ }
 
 var (
 	macA = [][6]byte{{2, 0, 0, 0, 1, 0}, {2, 0, 0, 0, 1, 1}}
@@ -112,35 +116,36 @@ const (
 )
 
 type railsHarness struct {
-	rs    *railSet
+	rs    *Set
 	links []*fakeLink
 	log   []txRecord
 	eng   *fakeEngine
 	now   time.Duration
-	m     *NodeMap
+	m     *nodemap.Map
 }
 
 // newRailsHarness builds a two-rail set for node 1 (host "a", MACs macA in
 // the order ownMACs) with peers 2 (two rails) and 3 (one rail).
 func newRailsHarness(t *testing.T, ownMACs [][6]byte) *railsHarness {
 	t.Helper()
-	m, err := NewNodeMap([]MapEntry{
+	m, err := nodemap.New(0, [6]byte{}, []nodemap.Entry{
 		{ID: 1, Host: "a", MACs: ownMACs},
 		{ID: 2, Host: "b", MACs: macB},
 		{ID: 3, Host: "c", MACs: macC},
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &railsHarness{eng: &fakeEngine{}, m: m, now: time.Second}
-	links := make([]railLink, 2)
+	links := make([]link.Endpoint, 2)
 	for i := range links {
-		l := &fakeLink{rail: i, log: &h.log, running: true}
+		l := &fakeLink{rail: i, mac: macA[i], log: &h.log, running: true}
 		h.links = append(h.links, l)
 		links[i] = l
 	}
-	h.rs = newRailSet(links, macA, testMTU, func() time.Duration { return h.now }, func() *NodeMap { return h.m }, func() NodeID { return 1 })
-	h.rs.eng = h.eng
+	h.rs = New(links)
+	h.rs.Attach(h.eng, func() time.Duration { return h.now })
+	h.rs.SetMap(m, 1)
 	return h
 }
 
@@ -175,7 +180,7 @@ func (h *railsHarness) takeLog() []txRecord {
 	return l
 }
 
-func seqOf(f []byte) uint32 { return binary.BigEndian.Uint32(f[wire.EthHeaderLen+wire.OffSeq:]) }
+func seqOf(f []byte) uint32 { return wire.FrameHeader(f).Seq() }
 
 // TestRailsStriping: chunk k of every message goes on the k-th rail after
 // the stream's home rail, message starts always on the home rail, frames
@@ -185,7 +190,7 @@ func TestRailsStriping(t *testing.T) {
 	h := newRailsHarness(t, macA)
 	seq := uint32(1000)
 	home := -1
-	for _, nseg := range []uint32{1, 5, 3 * railChunkFrames, railChunkFrames + 1, 2} {
+	for _, nseg := range []uint32{1, 5, 3 * chunkFrames, chunkFrames + 1, 2} {
 		fs := message(2, seq, nseg)
 		seq += nseg
 		for start := 0; start < len(fs); start += 64 {
@@ -205,7 +210,7 @@ func TestRailsStriping(t *testing.T) {
 			if got := seqOf(rec.frame); got != seq-nseg+uint32(k) {
 				t.Fatalf("message of %d: frame %d has seq %d: out of order", nseg, k, got)
 			}
-			want := (home + k/railChunkFrames) % 2
+			want := (home + k/chunkFrames) % 2
 			if rec.rail != want {
 				t.Fatalf("message of %d frames: frame %d on rail %d, want %d", nseg, k, rec.rail, want)
 			}
@@ -216,7 +221,7 @@ func TestRailsStriping(t *testing.T) {
 		}
 	}
 	// A retransmitted frame of a later chunk goes on the home rail.
-	f := frame(wire.TypeDataMiddle, 2, 1, wire.FlagRetransmit, seq, 4*railChunkFrames*testSeg, railChunkFrames*testSeg, testSeg)
+	f := frame(wire.TypeDataMiddle, 2, 1, wire.FlagRetransmit, seq, 4*chunkFrames*testSeg, chunkFrames*testSeg, testSeg)
 	if err := h.rs.Send(f); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +229,7 @@ func TestRailsStriping(t *testing.T) {
 		t.Fatalf("retransmission on rail %d, home is %d", log[0].rail, home)
 	}
 	// The peer with one MAC is reached on rail 0 only.
-	for _, f := range message(3, 0, 2*railChunkFrames) {
+	for _, f := range message(3, 0, 2*chunkFrames) {
 		if err := h.rs.Send(f); err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +246,7 @@ func TestRailsStriping(t *testing.T) {
 // interface pairs with the peer's first MAC.
 func TestRailsPairingByMapOrder(t *testing.T) {
 	h := newRailsHarness(t, [][6]byte{macA[1], macA[0]})
-	for _, f := range message(2, 0, 2*railChunkFrames) {
+	for _, f := range message(2, 0, 2*chunkFrames) {
 		if err := h.rs.Send(f); err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +306,7 @@ func TestRailsInterfaceDown(t *testing.T) {
 	h := newRailsHarness(t, macA)
 	h.links[1].sendErr = &link.OpError{Op: "send", Err: syscall.ENETDOWN}
 	h.links[1].running = false
-	fs := message(2, 0, 3*railChunkFrames)
+	fs := message(2, 0, 3*chunkFrames)
 	if n, err := h.rs.SendBatch(fs[:64]); n != 64 || err != nil {
 		t.Fatalf("SendBatch = %d, %v", n, err)
 	}
@@ -324,12 +329,12 @@ func TestRailsInterfaceDown(t *testing.T) {
 	}
 	// The carrier returns: the next check brings the rail back.
 	h.links[1].sendErr, h.links[1].running = nil, true
-	h.now += railCarrierEvery
+	h.now += carrierEvery
 	h.rs.maintain(h.now)
 	if h.rs.down != 0 {
 		t.Fatalf("rail still down after its carrier returned")
 	}
-	for _, f := range message(2, 500, 2*railChunkFrames) {
+	for _, f := range message(2, 500, 2*chunkFrames) {
 		h.rs.Send(f)
 	}
 	if log := h.takeLog(); log[len(log)-1].rail != 1-log[0].rail {
@@ -344,7 +349,7 @@ func TestRailsInterfaceDown(t *testing.T) {
 func TestRailsSuspect(t *testing.T) {
 	h := newRailsHarness(t, macA)
 	send := func(seq uint32) {
-		for _, f := range message(2, seq, 2*railChunkFrames) {
+		for _, f := range message(2, seq, 2*chunkFrames) {
 			if err := h.rs.Send(f); err != nil {
 				t.Fatal(err)
 			}
@@ -364,18 +369,18 @@ func TestRailsSuspect(t *testing.T) {
 	// Only rail 0 answers from now on.
 	send(1000)
 	h.now += 5 * time.Millisecond
-	for i := 0; i < railEvidenceAcks; i++ {
+	for i := 0; i < evidenceAcks; i++ {
 		ackOn(0) // too early to count
 	}
-	h.now += railEvidenceWait
+	h.now += evidenceWait
 	h.rs.maintain(h.now)
 	if p := h.rs.peer(2); p.suspect != 0 {
-		t.Fatalf("suspect %b after answers within railEvidenceWait", p.suspect)
+		t.Fatalf("suspect %b after answers within evidenceWait", p.suspect)
 	}
-	for i := 0; i < railEvidenceAcks; i++ {
+	for i := 0; i < evidenceAcks; i++ {
 		ackOn(0)
 	}
-	h.now += railMaintEvery
+	h.now += maintEvery
 	h.rs.maintain(h.now)
 	// Rail 1 carried frames (a chunk of each message) and stayed silent.
 	const bad, good = 1, 0
@@ -392,7 +397,7 @@ func TestRailsSuspect(t *testing.T) {
 		}
 	}
 	// A probe (a copy of a recent frame) goes out on the suspect rail.
-	h.now += railProbeEvery
+	h.now += probeEvery
 	h.rs.maintain(h.now)
 	log := h.takeLog()
 	if len(log) != 1 || log[0].rail != bad || wire.Ethernet(log[0].frame).Dst() != macB[bad] || h.rs.st.probes != 1 {
@@ -412,7 +417,7 @@ func TestRailsSuspect(t *testing.T) {
 }
 
 // TestRailsSilence: a rail on which the peer answers nothing for
-// railSilence while frames keep going out on it is suspected; a rail that
+// silence while frames keep going out on it is suspected; a rail that
 // merely stopped carrying frames is not.
 func TestRailsSilence(t *testing.T) {
 	h := newRailsHarness(t, macA)
@@ -421,7 +426,7 @@ func TestRailsSilence(t *testing.T) {
 	r := h.takeLog()[0].rail
 	h.rs.maintain(h.now)
 	// Idle for long: no conclusion.
-	h.now += 2 * railSilence
+	h.now += 2 * silence
 	h.rs.maintain(h.now)
 	if p := h.rs.peer(2); p.suspect != 0 || p.txSince[r] != 0 {
 		t.Fatalf("idle rail: suspect %b txSince %d", p.suspect, p.txSince[r])
@@ -429,7 +434,7 @@ func TestRailsSilence(t *testing.T) {
 	// Retransmissions keep going out without an answer.
 	for i := 0; i < 4; i++ {
 		h.rs.Send(f)
-		h.now += railSilence / 3
+		h.now += silence / 3
 		h.rs.maintain(h.now)
 	}
 	if p := h.rs.peer(2); p.suspect != 1<<r {
@@ -461,11 +466,11 @@ func TestRailsMerge(t *testing.T) {
 		if seq%3 == 0 {
 			// Another stream (source port 3), on ring 1 only.
 			f := frame(wire.TypeData, 1, 2, 0, 5000+seq, 10, 0, 10)
-			f[wire.EthHeaderLen+wire.OffSourcePort] = 3
+			wire.FrameHeader(f).SetSourcePort(3)
 			h.links[1].rx = append(h.links[1].rx, f)
 		}
 	}
-	got, all := h.rs.drain(h.now)
+	got, all := h.rs.Drain(h.now)
 	if !all || got != 300+6+100 {
 		t.Fatalf("drain = %d, %v", got, all)
 	}
@@ -473,8 +478,8 @@ func TestRailsMerge(t *testing.T) {
 	other := uint32(5000)
 	for _, f := range h.eng.in {
 		switch {
-		case wire.Type(f[wire.EthHeaderLen+wire.OffType]) == wire.TypeAck:
-		case f[wire.EthHeaderLen+wire.OffSourcePort] == 3:
+		case wire.FrameHeader(f).Type() == wire.TypeAck:
+		case wire.FrameHeader(f).SourcePort() == 3:
 			if seqOf(f) != other {
 				t.Fatalf("second stream: seq %d, want %d", seqOf(f), other)
 			}
@@ -488,7 +493,7 @@ func TestRailsMerge(t *testing.T) {
 			t.Fatalf("frame %d to the engine has seq %d, want %d (%v)", i, seqs[i], want[i], seqs[:i+1])
 		}
 	}
-	if h.eng.pumps < 300/railPumpEvery {
+	if h.eng.pumps < 300/pumpEvery {
 		t.Fatalf("%d pumps for %d frames", h.eng.pumps, got)
 	}
 	// Every frame was accounted as heard on its rail.
@@ -502,7 +507,7 @@ func TestRailsMerge(t *testing.T) {
 // is kicked before the next run on another starts.
 func TestRailsSlots(t *testing.T) {
 	h := newRailsHarness(t, macA)
-	fs := message(2, 0, 2*railChunkFrames)
+	fs := message(2, 0, 2*chunkFrames)
 	for _, f := range fs {
 		s := h.rs.TxSlot()
 		if s == nil {
@@ -520,11 +525,147 @@ func TestRailsSlots(t *testing.T) {
 		t.Fatalf("%d frames sent", len(log))
 	}
 	for i, rec := range log {
-		if seqOf(rec.frame) != uint32(i) || rec.rail != (log[0].rail+i/railChunkFrames)%2 || wire.Ethernet(rec.frame).Src() != macA[rec.rail] {
+		if seqOf(rec.frame) != uint32(i) || rec.rail != (log[0].rail+i/chunkFrames)%2 || wire.Ethernet(rec.frame).Src() != macA[rec.rail] {
 			t.Fatalf("frame %d: seq %d rail %d", i, seqOf(rec.frame), rec.rail)
 		}
 	}
 	if h.rs.st.moved == 0 {
 		t.Fatal("no frame moved to its rail")
+	}
+}
+
+func (l *fakeLink) Wait(frames [][]byte, _ time.Duration) (int, error) { return l.Recv(frames), nil }
+
+// TestSetOfOne: a set of one rail hands frames to its link unchanged (no
+// routing, no rewriting: the engine wrote the MAC Resolve gave), drains
+// the ring in batches with a Pump after each full one, and never calls
+// its rail down, whatever the link's state.
+func TestSetOfOne(t *testing.T) {
+	var log []txRecord
+	l := &fakeLink{mac: macA[0], log: &log, running: false}
+	s := New([]link.Endpoint{l})
+	eng := &fakeEngine{}
+	s.Attach(eng, func() time.Duration { return time.Second })
+	m, err := nodemap.New(0, [6]byte{}, []nodemap.Entry{{ID: 1, Host: "a", MACs: macA[:1]}, {ID: 2, Host: "b", MACs: macB}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetMap(m, 1)
+	if s.Len() != 1 || s.MTU() != testMTU || s.MACs()[0] != macA[0] {
+		t.Fatalf("Len %d MTU %d MACs %x", s.Len(), s.MTU(), s.MACs())
+	}
+	// The frames carry whatever addresses the engine wrote.
+	fs := message(2, 0, 3)
+	for _, f := range fs {
+		wire.Ethernet(f).SetDst([6]byte{9, 9, 9, 9, 9, 9})
+	}
+	if err := s.Send(fs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.SendBatch(fs[1:]); n != 2 || err != nil {
+		t.Fatalf("SendBatch = %d, %v", n, err)
+	}
+	slot := s.TxSlot()
+	if err := s.TxCommit(copy(slot, fs[2])); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 4 {
+		t.Fatalf("%d frames sent, want 4", len(log))
+	}
+	for i, rec := range log {
+		if !bytes.Equal(rec.frame, fs[min(i, 2)]) {
+			t.Fatalf("frame %d changed on its way: %x", i, rec.frame[:12])
+		}
+	}
+	// Drain: 150 frames, in two full batches and a partial one.
+	for seq := uint32(0); seq < 150; seq++ {
+		l.rx = append(l.rx, frame(wire.TypeDataMiddle, 1, 2, 0, seq, 1<<20, seq*testSeg, testSeg))
+	}
+	if got, all := s.Drain(time.Second); got != 150 || !all || len(eng.in) != 150 || eng.pumps != 2 {
+		t.Fatalf("Drain = %d, %v: %d frames in, %d pumps", got, all, len(eng.in), eng.pumps)
+	}
+	for i, f := range eng.in {
+		if seqOf(f) != uint32(i) {
+			t.Fatalf("frame %d has seq %d", i, seqOf(f))
+		}
+	}
+	// Wait reads, Feed delivers.
+	l.rx = append(l.rx, frame(wire.TypeAck, 1, 2, 0, 0, 0, 0, 0))
+	n, err := s.Wait(time.Millisecond)
+	if n != 1 || err != nil {
+		t.Fatalf("Wait = %d, %v", n, err)
+	}
+	s.Feed(time.Second, n)
+	if len(eng.in) != 151 || eng.pumps != 3 {
+		t.Fatalf("Feed: %d frames in, %d pumps", len(eng.in), eng.pumps)
+	}
+	// A rail of one is never down.
+	st := s.Stats()
+	s.State(st)
+	if len(st) != 1 || st[0].Down || st[0].Interface != "fake" || st[0].Link.TxFrames != 4 || s.Debug() != "" {
+		t.Fatalf("stats %+v, debug %q", st, s.Debug())
+	}
+}
+
+// TestSetAddresses: the set resolves nodes to MACs and lists the MACs
+// their frames may come from, from the map SetMap gave: a new map changes
+// both, and the rails' routing, at once.
+func TestSetAddresses(t *testing.T) {
+	h := newRailsHarness(t, macA)
+	resolve := func(node uint32) ([6]byte, bool) {
+		t.Helper()
+		return h.rs.Resolve(node)
+	}
+	if mac, ok := resolve(1); !ok || mac != macA[0] {
+		t.Fatalf("self resolves to %x, %v", mac, ok)
+	}
+	if mac, ok := resolve(2); !ok || mac != macB[0] {
+		t.Fatalf("node 2 resolves to %x, %v", mac, ok)
+	}
+	if _, ok := resolve(9); ok {
+		t.Fatal("a node outside the map resolves")
+	}
+	var src [16][6]byte
+	if n := h.rs.Sources(1, src[:]); n != 2 || src[0] != macA[0] || src[1] != macA[1] {
+		t.Fatalf("own sources %x", src[:n])
+	}
+	if n := h.rs.Sources(2, src[:]); n != 2 || src[0] != macB[0] || src[1] != macB[1] {
+		t.Fatalf("sources of node 2: %x", src[:n])
+	}
+	if n := h.rs.Sources(9, src[:]); n != 0 {
+		t.Fatalf("sources of an unknown node: %x", src[:n])
+	}
+	// Node 2 changes its first MAC, node 3 leaves.
+	newB := [6]byte{2, 0, 0, 0, 9, 0}
+	m, err := nodemap.New(0, [6]byte{}, []nodemap.Entry{
+		{ID: 1, Host: "a", MACs: macA},
+		{ID: 2, Host: "b", MACs: [][6]byte{newB, macB[1]}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.rs.SetMap(m, 1)
+	if mac, ok := resolve(2); !ok || mac != newB {
+		t.Fatalf("after the change node 2 resolves to %x, %v", mac, ok)
+	}
+	if _, ok := resolve(3); ok {
+		t.Fatal("node 3 resolves after leaving the map")
+	}
+	if n := h.rs.Sources(2, src[:]); n != 2 || src[0] != newB {
+		t.Fatalf("sources of node 2 after the change: %x", src[:n])
+	}
+	for _, f := range message(2, 0, 2*chunkFrames) {
+		if err := h.rs.Send(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rec := range h.takeLog() {
+		want := [][6]byte{newB, macB[1]}[rec.rail]
+		if d := wire.Ethernet(rec.frame).Dst(); d != want {
+			t.Fatalf("frame on rail %d to %x, want %x", rec.rail, d, want)
+		}
 	}
 }
