@@ -256,7 +256,7 @@ func setAuthFlag(h wire.Header) {
 	// Covered bytes after the flag's byte: the rest of bytes 0..OffCRC-1,
 	// then everything after the CRC field.
 	k := len(h) - (authFlagOff + 1) - (wire.HeaderLen - wire.OffCRC)
-	if k < len(crcDelta) {
+	if uint(k) < uint(len(crcDelta)) {
 		h.SetCRC(h.CRC() ^ crcDelta[k])
 		return
 	}
