@@ -29,7 +29,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"strings"
+	"sync"
 
 	"github.com/dchest/siphash"
 
@@ -106,6 +108,11 @@ func NewKey(secret []byte) (Key, error) {
 	}, nil
 }
 
+// sum returns the tag of p under k: SipHash-2-4 with 128-bit output, its
+// two 64-bit halves as the reference implementation's little-endian
+// output bytes read them.
+func (k *Key) sum(p []byte) (uint64, uint64) { return siphash.Hash128(k.k0, k.k1, p) }
+
 // ID returns the key id, an 8-bit fingerprint of the key that sealed frames
 // carry so that a receiver holding two keys knows which one to try (and a
 // capture shows which key was used). It does not reveal the key.
@@ -149,6 +156,7 @@ func New(partition uint16, keys ...Key) (*Authenticator, error) {
 	if len(keys) == 0 || len(keys) > MaxKeys {
 		return nil, ErrSecret
 	}
+	buildCRCDelta()
 	a := &Authenticator{partition: partition, n: len(keys)}
 	for i, k := range keys {
 		if !k.ok {
@@ -170,9 +178,10 @@ func (a *Authenticator) KeyID() uint8 { return a.keys[0].id }
 // frame (then b is unchanged; a link sends such bytes as they are, and
 // receivers with the key drop them). The frame's declared length n
 // (wire.FrameLen) must leave room for the trailer: len(b) >= n+TrailerLen.
-// Seal sets wire.FlagAuth, recomputes the CRC32C and writes the trailer at
-// b[n:]; bytes after the declared length (padding) are overwritten. It does
-// not allocate.
+// Seal sets wire.FlagAuth, updates the CRC32C for it (without a second pass
+// over the frame: a frame whose CRC was wrong keeps a wrong one) and writes
+// the trailer at b[n:]; bytes after the declared length (padding) are
+// overwritten. It does not allocate.
 func (a *Authenticator) Seal(b []byte) int {
 	n := wire.FrameLen(b)
 	if n < 0 || n+TrailerLen > len(b) {
@@ -182,17 +191,76 @@ func (a *Authenticator) Seal(b []byte) int {
 	if h.Len()+h.PayloadLen() != len(h) {
 		return 0
 	}
-	h.SetFlags(h.Flags() | wire.FlagAuth)
-	h.UpdateCRC()
+	setAuthFlag(h)
 	t := b[n : n+TrailerLen]
 	binary.BigEndian.PutUint16(t[OffPartition:], a.partition)
 	t[OffKeyID] = a.keys[0].id
 	t[OffReserved] = 0
-	k := &a.keys[0]
-	h0, h1 := siphash.Hash128(k.k0, k.k1, b[:n+OffTag])
+	h0, h1 := a.keys[0].sum(b[:n+OffTag])
 	binary.BigEndian.PutUint64(t[OffTag:], h0)
 	binary.BigEndian.PutUint64(t[OffTag+8:], h1)
 	return n + TrailerLen
+}
+
+// The CRC32C of a frame covers its flags (wire.Header.ComputeCRC), so Seal
+// must change the CRC when it sets wire.FlagAuth. Instead of computing the
+// CRC again over the whole frame (a second pass over every byte on the
+// sender), it adds the difference that one bit makes: the CRC is linear,
+// so for two byte strings of one length crc(a) XOR crc(b) is the raw CRC
+// register after b XOR a, starting from zero, which for a single set bit
+// depends only on how many bytes follow it. crcDelta[k] is that
+// difference for wire.FlagAuth's bit followed by k covered bytes.
+const (
+	// authFlagOff is the header offset of the byte that holds
+	// wire.FlagAuth (the low byte of the big-endian flags).
+	authFlagOff = wire.OffFlags + 1
+	// crcDeltaMax bounds the covered length the table serves: every frame
+	// up to a 9216-byte jumbo Ethernet frame. Longer frames (the loopback
+	// interface's) get a full CRC computation.
+	crcDeltaMax = 9216
+)
+
+// wire.FlagAuth must lie in the flags' low byte (authFlagOff).
+const _ = uint8(wire.FlagAuth)
+
+var (
+	crcDeltaOnce sync.Once
+	crcDelta     []uint32
+)
+
+// buildCRCDelta fills crcDelta (once, on the first New: a process without
+// a cluster key never builds it; 36 KiB, a few microseconds).
+func buildCRCDelta() {
+	crcDeltaOnce.Do(func() {
+		tab := crc32.MakeTable(crc32.Castagnoli)
+		d := make([]uint32, crcDeltaMax)
+		r := tab[byte(wire.FlagAuth)]
+		for k := range d {
+			d[k] = r
+			r = tab[byte(r)] ^ r>>8
+		}
+		crcDelta = d
+	})
+}
+
+// setAuthFlag sets wire.FlagAuth in h, a whole well-formed header (its
+// declared length is len(h)), and keeps its CRC32C what ComputeCRC would
+// return. A frame whose CRC was wrong keeps a wrong one.
+func setAuthFlag(h wire.Header) {
+	f := h.Flags()
+	if f&wire.FlagAuth != 0 {
+		h.UpdateCRC() // already set: the stored CRC may or may not include it
+		return
+	}
+	h.SetFlags(f | wire.FlagAuth)
+	// Covered bytes after the flag's byte: the rest of bytes 0..OffCRC-1,
+	// then everything after the CRC field.
+	k := len(h) - (authFlagOff + 1) - (wire.HeaderLen - wire.OffCRC)
+	if uint(k) < uint(len(crcDelta)) {
+		h.SetCRC(h.CRC() ^ crcDelta[k])
+		return
+	}
+	h.UpdateCRC()
 }
 
 // Open verifies the sealed frame at the start of b, whose declared length
@@ -221,7 +289,7 @@ func (a *Authenticator) Open(b []byte, n int) error {
 		if k.id != id {
 			continue
 		}
-		h0, h1 := siphash.Hash128(k.k0, k.k1, b[:n+OffTag])
+		h0, h1 := k.sum(b[:n+OffTag])
 		if (h0^t0)|(h1^t1) == 0 {
 			return nil
 		}

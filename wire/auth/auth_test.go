@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"strings"
@@ -271,10 +272,14 @@ func BenchmarkSeal(b *testing.B) {
 	a := mustAuth(b, 7, testSecret)
 	for _, size := range []int{8, 1436, 8936} {
 		f := benchFrame(size)
+		h := wire.Header(f[wire.EthHeaderLen:])
+		flags, crc := h.Flags(), h.CRC()
 		b.Run(itoa(size), func(b *testing.B) {
 			b.SetBytes(int64(len(f)))
 			b.ReportAllocs()
 			for b.Loop() {
+				h.SetFlags(flags) // as built by the sender: no FlagAuth yet
+				h.SetCRC(crc)
 				a.Seal(f)
 			}
 		})
@@ -306,6 +311,106 @@ func itoa(n int) string {
 		n /= 10
 		if n == 0 {
 			return s
+		}
+	}
+}
+
+// TestSealCRC checks that Seal's incremental CRC update gives the CRC a
+// full computation gives, for every payload length a table entry serves
+// (DATA and PUT, whose extension moves the payload), for lengths past the
+// table (full computation), and for a frame that already has FlagAuth.
+func TestSealCRC(t *testing.T) {
+	a := mustAuth(t, 7, testSecret)
+	payload := make([]byte, 20000)
+	for i := range payload {
+		payload[i] = byte(i*7 + i>>8)
+	}
+	buf := make([]byte, 0, len(payload)+200)
+	check := func(typ wire.Type, flags wire.Flags, size int) {
+		t.Helper()
+		f := &wire.HeaderFields{Type: typ, TargetPort: 4, SourcePort: 2, Flags: flags, TargetNode: 2, SourceNode: 1,
+			Session: 5, Seq: uint32(size), MsgLen: uint32(size), RemoteAddr: 0x1000}
+		b := wire.AppendFrame(buf[:0], hostB, hostA, wire.EtherType, f, payload[:size])
+		b = b[:len(b)+TrailerLen]
+		n := a.Seal(b)
+		if n == 0 {
+			t.Fatalf("%v, %d bytes: Seal refused", typ, size)
+		}
+		h := wire.Header(b[wire.EthHeaderLen : n-TrailerLen])
+		if h.Flags()&wire.FlagAuth == 0 || h.Flags()&^wire.FlagAuth != flags&^wire.FlagAuth {
+			t.Fatalf("%v, %d bytes: flags %v after Seal of %v", typ, size, h.Flags(), flags)
+		}
+		if got, want := h.CRC(), h.ComputeCRC(); got != want {
+			t.Fatalf("%v, %v, %d bytes: CRC %08x after Seal, want %08x", typ, flags, size, got, want)
+		}
+	}
+	for size := 0; size <= crcDeltaMax; size++ {
+		check(wire.TypeData, wire.FlagAckRequest, size)
+	}
+	for _, size := range []int{0, 1, 1436, 8936, crcDeltaMax - 60, crcDeltaMax - 50, crcDeltaMax, 19999} {
+		check(wire.TypePut, wire.FlagHigh, size)
+		check(wire.TypeData, 0, size)
+		check(wire.TypeData, wire.FlagAuth, size) // already set (a stale CRC is recomputed)
+	}
+	// A frame sealed twice: the second Seal sees FlagAuth and a CRC that
+	// already covers it.
+	b := dataFrame()
+	n0 := wire.FrameLen(b)
+	a.Seal(b)
+	if n := a.Seal(b); n != n0+TrailerLen || !wire.Header(b[wire.EthHeaderLen:n0]).CheckCRC() || a.Open(b, n0) != nil {
+		t.Fatal("a frame sealed twice does not open with a good CRC")
+	}
+}
+
+// TestSealKeepsBadCRC: Seal updates the CRC for the flag it sets and does
+// not recompute it, so a frame corrupted before sealing still shows a CRC
+// error to a receiver without the key (its tag is valid: the sender sealed
+// what it had).
+func TestSealKeepsBadCRC(t *testing.T) {
+	a := mustAuth(t, 7, testSecret)
+	b := dataFrame()
+	n0 := wire.FrameLen(b)
+	b[n0-1] ^= 1
+	n := a.Seal(b)
+	if wire.Header(b[wire.EthHeaderLen:n0]).CheckCRC() {
+		t.Fatal("a frame corrupted before Seal has a good CRC after it")
+	}
+	if a.Open(b[:n], n0) != nil {
+		t.Fatal("the sealed frame does not open")
+	}
+}
+
+// TestSipHashVectors checks the MAC primitive against the SipHash
+// reference test vectors for SipHash-2-4 with 128-bit output (key 00..0f,
+// message 00, 01, ... of length i; output bytes as the reference prints
+// them, i.e. both halves little-endian). Seal stores the halves big-endian
+// (docs/PROTOCOL.md section 19.1), which TestGoldenSealed pins.
+func TestSipHashVectors(t *testing.T) {
+	vectors := map[int]string{
+		0:  "a3817f04ba25a8e66df67214c7550293",
+		1:  "da87c1d86b99af44347659119b22fc45",
+		7:  "a1f1ebbed8dbc153c0b84aa61ff08239",
+		8:  "3b62a9ba6258f5610f83e264f31497b4",
+		15: "5493e99933b0a8117e08ec0f97cfc3d9",
+		16: "6ee2a4ca67b054bbfd3315bf85230577",
+		63: "5150d1772f50834a503e069a973fbd7c",
+	}
+	var key [16]byte
+	var msg [64]byte
+	for i := range msg {
+		msg[i] = byte(i)
+		if i < 16 {
+			key[i] = byte(i)
+		}
+	}
+	k := Key{k0: binary.LittleEndian.Uint64(key[0:]), k1: binary.LittleEndian.Uint64(key[8:]), ok: true}
+	for n, want := range vectors {
+		h0, h1 := k.sum(msg[:n])
+		var got [16]byte
+		binary.LittleEndian.PutUint64(got[0:], h0)
+		binary.LittleEndian.PutUint64(got[8:], h1)
+		if hex.EncodeToString(got[:]) != want {
+			t.Errorf("SipHash-2-4-128 of %d bytes = %x, want %s", n, got, want)
 		}
 	}
 }

@@ -147,6 +147,7 @@ var ratioSpecs = []ratioSpec{
 	{"gm stream at 5 % loss / without loss (relay, message payload)", "gm_loss5.gbps_app", "gm_relay.gbps_app", ">=", 0.5},
 	{"gm polling RTT with / without a cluster key (p50)", "gm_poll_key.p50", "gm_poll.p50", "<=", 1.1},
 	{"gm stream goodput with / without a cluster key (message payload)", "gm_stream_key.gbps_app", "gm_stream.gbps_app", ">=", 0.9},
+	{"gm stream at MTU 9000 with / without a cluster key (message payload)", "gm_stream9k_key.gbps_app", "gm_stream9k.gbps_app", "", 0},
 	{"gm polling RTT / link polling RTT (p50)", "gm_poll.p50", "link_poll.p50", "", 0},
 	{"gm polling RTT / UDP RTT (p99)", "gm_poll.p99", "udp_pp.p99", "", 0},
 	{"gm stream / link stream goodput (Ethernet payload)", "gm_stream.gbps", "link_stream.gbps", "", 0},

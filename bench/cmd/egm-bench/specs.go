@@ -218,6 +218,18 @@ var specs = []*spec{
 		},
 	},
 	{
+		name:    "gm-stream-mtu9000-key",
+		net:     netMTU9000,
+		metrics: gmStreamMetrics("gm_stream9k_key", "gm stream at MTU 9000 with a cluster key"),
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			k, err := b.keyFile()
+			if err != nil {
+				return nil, err
+			}
+			return b.gmStream("gm_stream9k_key", "-key", k)
+		},
+	},
+	{
 		name:    "gm-stream-relay",
 		net:     netRelay,
 		metrics: gmStreamMetrics("gm_relay", "gm stream through the relay, no loss"),

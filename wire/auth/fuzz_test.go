@@ -1,0 +1,60 @@
+package auth
+
+import (
+	"testing"
+
+	"github.com/ethergm/ethergm/wire"
+)
+
+// FuzzSealOpen seals a frame built from the input and checks that it opens,
+// that its CRC32C is the one a full computation gives (Seal updates it
+// for the flag without a second pass), and that changing any one byte the
+// tag covers makes Open fail. Arbitrary bytes given to Seal and Open never
+// panic.
+func FuzzSealOpen(f *testing.F) {
+	f.Add([]byte("hello"), uint16(wire.FlagAckRequest), uint8(1), 3, byte(1))
+	f.Add(make([]byte, 1436), uint16(0), uint8(5), 1000, byte(0x80))
+	f.Add([]byte{}, uint16(wire.FlagAuth), uint8(2), 0, byte(0xff))
+	a := mustAuth(f, 7, testSecret)
+	f.Fuzz(func(t *testing.T, payload []byte, flags uint16, typ uint8, at int, xor byte) {
+		// Arbitrary bytes: no panic, and a sealed result that opens.
+		raw := append(append([]byte(nil), payload...), make([]byte, TrailerLen)...)
+		if n := a.Seal(raw); n > 0 {
+			if a.Open(raw[:n], n-TrailerLen) != nil {
+				t.Fatal("a frame Seal accepted does not open")
+			}
+		}
+		_ = a.Open(payload, wire.FrameLen(payload))
+
+		if len(payload) > 9000 {
+			payload = payload[:9000]
+		}
+		h := &wire.HeaderFields{Type: wire.Type(typ%6 + 1), TargetPort: 4, SourcePort: 2, Flags: wire.Flags(flags),
+			TargetNode: 2, SourceNode: 1, Session: 3, Seq: 4, MsgLen: uint32(len(payload)), RemoteAddr: 0x1000}
+		b := wire.AppendFrame(nil, hostB, hostA, wire.EtherType, h, payload)
+		n0 := len(b)
+		b = append(b, make([]byte, TrailerLen)...)
+		n := a.Seal(b)
+		if n != n0+TrailerLen {
+			return // not a frame Seal seals (e.g. an unknown type)
+		}
+		hdr := wire.Header(b[wire.EthHeaderLen:n0])
+		if hdr.CRC() != hdr.ComputeCRC() {
+			t.Fatalf("CRC %08x after Seal, want %08x", hdr.CRC(), hdr.ComputeCRC())
+		}
+		if err := a.Open(b, n0); err != nil {
+			t.Fatalf("Open = %v", err)
+		}
+		if xor == 0 {
+			xor = 1
+		}
+		i := at % (n0 + TrailerLen)
+		if i < 0 {
+			i = -i
+		}
+		b[i] ^= xor
+		if a.Open(b, n0) == nil {
+			t.Fatalf("byte %d of %d changed by %#x: Open accepts", i, n, xor)
+		}
+	})
+}
