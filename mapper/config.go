@@ -344,6 +344,9 @@ func (m *Mapper) onConfig(now Time, rail int, src nodemap.MAC, c *wire.Config) {
 	if !m.fromPeer(now, rail, c.MapperID, src, DropStale) {
 		return
 	}
+	// A version in use, even in a map this host drops: a map it makes
+	// must be newer.
+	m.net.maxVersion = max(m.net.maxVersion, c.MapVersion)
 	if c.Flags&wire.ConfigTable != 0 {
 		m.onTable(now, rail, src, c)
 		return

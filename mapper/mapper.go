@@ -202,7 +202,9 @@ func (m *Mapper) SetRailUp(rail int, up bool, now Time) {
 // the host was too slow to run the Mapper (CPU starvation, a stopped
 // process): its timers ran late and the peers' frames waited unread in
 // its receive rings. That time does not count: to the Mapper it is as if
-// the call came stallSlack after the deadline. Otherwise a slow host
+// the call came stallSlack after the deadline, and no timer runs for
+// another stallSlack, while the driver reads the frames that waited (a
+// late Tick comes before them). Otherwise a slow host
 // would find its peers silent for the liveness window when it runs again
 // and, before reading the frames waiting for it, drop their routes,
 // declare them absent or take over from a mapper in charge that never
@@ -216,6 +218,7 @@ func (m *Mapper) clock(now Time) Time {
 	if due := m.nextDeadline() + m.stallSlack(); now > due {
 		m.lost += now - due
 		m.counters.Stalls++
+		m.self.quietUntil = due + m.stallSlack()
 		return due
 	}
 	return now
@@ -317,6 +320,9 @@ func (m *Mapper) send(rail int, dst nodemap.MAC, t wire.Type, tnode uint32, seq 
 // tick runs the timers.
 func (m *Mapper) tick(now Time) {
 	m.start(now)
+	if now < m.self.quietUntil {
+		return
+	}
 	if now >= m.self.nextScout {
 		m.scoutTick(now)
 	}
@@ -345,5 +351,5 @@ func (m *Mapper) nextDeadline() Time {
 	if m.hand.next != never {
 		d = min(d, m.hand.next)
 	}
-	return d
+	return max(d, m.self.quietUntil)
 }

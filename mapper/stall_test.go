@@ -2,8 +2,11 @@ package mapper
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/ethergm/ethergm/nodemap"
 )
 
 // freeze stops h's mapper for d: a host so loaded that its driver runs
@@ -101,6 +104,43 @@ func TestSlowHost(t *testing.T) {
 					t.Errorf("%s: map version %d after the stall, want %d (nothing changed)", h.name, got, v)
 				}
 			}
+		})
+	}
+}
+
+// TestSlowStart: the best mapper stalls in its startup passes, so long
+// that the others give up on it and one of them maps without it; when it
+// runs again, the frames that waited for it include that map. Every
+// version must name one map (the same hosts and ids) on every host, and
+// the network must converge with every host mapped and routed.
+func TestSlowStart(t *testing.T) {
+	for _, pause := range []Time{700 * time.Millisecond, 1200 * time.Millisecond, 3 * time.Second} {
+		t.Run(pause.String(), func(t *testing.T) {
+			n := newSim(t, 11)
+			for i := range 3 {
+				n.add(fmt.Sprintf("h%d", i), 1, 0, 1)
+			}
+			startAll(n)
+			n.run(60 * time.Millisecond)
+			n.hosts[2].freeze(pause)
+			mustConverge(t, n, pause+3*time.Second)
+			n.run(n.now + time.Second)
+			byVersion := map[uint32]string{}
+			for _, h := range n.hosts {
+				for _, m := range h.maps {
+					var b strings.Builder
+					fmt.Fprintf(&b, "mapper %s\n", nodemap.FormatMAC(m.Mapper))
+					for _, e := range m.Entries() {
+						fmt.Fprintf(&b, "%d %s %v\n", e.ID, e.Host, e.MACs)
+					}
+					if g, ok := byVersion[m.Version]; ok && g != b.String() {
+						t.Errorf("version %d names two maps (%s's):\n%s\n%s", m.Version, h.name, g, b.String())
+					}
+					byVersion[m.Version] = b.String()
+				}
+			}
+			checkMaps(t, n.hosts, n.hosts, map[*simHost]int{
+				n.hosts[0]: len(n.hosts[0].maps) - 1, n.hosts[1]: len(n.hosts[1].maps) - 1, n.hosts[2]: len(n.hosts[2].maps) - 1})
 		})
 	}
 }
