@@ -204,12 +204,13 @@ func (m *Mapper) SetRailUp(rail int, up bool, now Time) {
 // its receive rings. That time does not count: to the Mapper it is as if
 // the call came stallSlack after the deadline, and no timer runs for
 // another stallSlack, while the driver reads the frames that waited (a
-// late Tick comes before them). Otherwise a slow host
-// would find its peers silent for the liveness window when it runs again
-// and, before reading the frames waiting for it, drop their routes,
-// declare them absent or take over from a mapper in charge that never
-// stopped (issue a map without them). A peer that really went away during
-// the stall is noticed that much later.
+// late Tick comes before them). Otherwise a slow host would find its
+// peers silent for the liveness window when it runs again and, before
+// reading the frames waiting for it, drop their routes (install its map
+// again, same version, without them), declare them absent, take over from
+// a mapper in charge that never stopped, or issue a version another
+// mapper's map already uses. A peer that really went away during the
+// stall is noticed that much later.
 func (m *Mapper) clock(now Time) Time {
 	now -= m.lost
 	if !m.self.started {
