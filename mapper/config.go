@@ -167,13 +167,22 @@ func (m *Mapper) issue(now Time, es []entry, key []byte) {
 // resendIfBehind makes the leader send its map again to a host of the map
 // whose SCOUT names another map: a host whose mapper restarted (its
 // earlier acknowledgement is void), or one that missed the map. The
-// network is not fully configured until it acknowledges again.
+// network is not fully configured until it acknowledges again. A host
+// that holds a map of another mapper at least as new as ours (one that
+// took over while this host was too slow to run, or that mapped at the
+// same time) would drop ours as stale: the leader makes a new version,
+// above every version heard.
 func (m *Mapper) resendIfBehind(now Time, p *peer) {
 	l := &m.lead
 	if !l.active || l.version == 0 || (p.mapVersion == l.version && p.mapper == m.cfg.MACs[0]) {
 		return
 	}
 	done, ok := l.need[p.uid]
+	if ok && p.mapVersion >= l.version && p.mapper != m.cfg.MACs[0] {
+		l.content = nil
+		m.changed(now)
+		return
+	}
 	if !ok || (!done && l.nextRetry != never) {
 		return
 	}
@@ -335,6 +344,9 @@ func (m *Mapper) onConfig(now Time, rail int, src nodemap.MAC, c *wire.Config) {
 	if !m.fromPeer(now, rail, c.MapperID, src, DropStale) {
 		return
 	}
+	// A version in use, even in a map this host drops: a map it makes
+	// must be newer.
+	m.net.maxVersion = max(m.net.maxVersion, c.MapVersion)
 	if c.Flags&wire.ConfigTable != 0 {
 		m.onTable(now, rail, src, c)
 		return

@@ -97,6 +97,11 @@ type Mapper struct {
 	lead leaderState // distribution, while this host leads
 	hand handover    // a table handed over to a new leader
 
+	// lost is the time this host was too slow to run the Mapper: the sum
+	// of the delays of its late calls (see clock). Internal times are
+	// the driver's minus lost.
+	lost Time
+
 	elected      nodemap.MAC // the mapper in charge as this host sees it (zero: none)
 	electedLevel uint8
 	lastVersion  uint32 // highest version used or installed (persisted)
@@ -165,25 +170,64 @@ func New(cfg Config, out Output) (*Mapper, error) {
 // stale are counted in Status().Counters.Drops and dropped. frame is not
 // retained.
 func (m *Mapper) Input(now Time, rail int, frame []byte) {
-	m.input(now, rail, frame)
+	m.input(m.clock(now), rail, frame)
 }
 
 // Tick runs the timers due at now. Call it when now >= NextDeadline().
+// A Tick (or an Input) much later than NextDeadline is taken for a stall
+// of this host, not a silence of its peers: the delay is left out of the
+// Mapper's time (see clock), so that the frames that waited meanwhile are
+// read before any peer is judged gone.
 func (m *Mapper) Tick(now Time) {
-	m.tick(now)
+	m.tick(m.clock(now))
 }
 
 // NextDeadline returns when Tick must run next. Before the first Tick it
 // returns 0.
 func (m *Mapper) NextDeadline() Time {
-	return m.nextDeadline()
+	if !m.self.started {
+		return 0
+	}
+	return m.nextDeadline() + m.lost
 }
 
 // SetRailUp tells the Mapper that the interface of rail went up or down
 // (or disappeared: down). All rails start up.
 func (m *Mapper) SetRailUp(rail int, up bool, now Time) {
-	m.setRailUp(rail, up, now)
+	m.setRailUp(rail, up, m.clock(now))
 }
+
+// clock converts the driver's time into the Mapper's. A call that comes
+// later than stallSlack after the deadline NextDeadline gave means that
+// the host was too slow to run the Mapper (CPU starvation, a stopped
+// process): its timers ran late and the peers' frames waited unread in
+// its receive rings. That time does not count: to the Mapper it is as if
+// the call came stallSlack after the deadline, and no timer runs for
+// another stallSlack, while the driver reads the frames that waited (a
+// late Tick comes before them). Otherwise a slow host would find its
+// peers silent for the liveness window when it runs again and, before
+// reading the frames waiting for it, drop their routes (install its map
+// again, same version, without them), declare them absent, take over from
+// a mapper in charge that never stopped, or issue a version another
+// mapper's map already uses. A peer that really went away during the
+// stall is noticed that much later.
+func (m *Mapper) clock(now Time) Time {
+	now -= m.lost
+	if !m.self.started {
+		return now
+	}
+	if due := m.nextDeadline() + m.stallSlack(); now > due {
+		m.lost += now - due
+		m.counters.Stalls++
+		m.self.quietUntil = due + m.stallSlack()
+		return due
+	}
+	return now
+}
+
+// stallSlack is how late a call may come before the delay is left out of
+// the Mapper's time (see clock).
+func (m *Mapper) stallSlack() Time { return m.pass }
 
 // Map returns the map installed on this host (nil before the first one).
 func (m *Mapper) Map() *nodemap.Map {
@@ -277,6 +321,9 @@ func (m *Mapper) send(rail int, dst nodemap.MAC, t wire.Type, tnode uint32, seq 
 // tick runs the timers.
 func (m *Mapper) tick(now Time) {
 	m.start(now)
+	if now < m.self.quietUntil {
+		return
+	}
 	if now >= m.self.nextScout {
 		m.scoutTick(now)
 	}
@@ -305,5 +352,5 @@ func (m *Mapper) nextDeadline() Time {
 	if m.hand.next != never {
 		d = min(d, m.hand.next)
 	}
-	return d
+	return max(d, m.self.quietUntil)
 }

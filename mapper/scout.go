@@ -23,6 +23,9 @@ type selfState struct {
 	seq       uint32
 	railUp    []bool
 	railHeard []Time // last frame from another host, per rail
+	// quietUntil: after a stall no timer runs before it, so that the
+	// frames that waited in the rings are read first (see clock).
+	quietUntil Time
 }
 
 // peer is another host heard directly on at least one rail.

@@ -59,6 +59,10 @@ type simHost struct {
 	queued  bool // a timer of generation gen is in the heap
 	schedAt Time // its time
 	deadAt  Time
+	// frozenUntil: the host's mapper does not run before it (a slow
+	// host: its timers run late, frames wait in its rings and are read
+	// after the late Tick, as the driver does).
+	frozenUntil Time
 }
 
 type simFrame struct {
@@ -249,7 +253,7 @@ func (h *simHost) schedule() {
 	if !h.alive {
 		return
 	}
-	d := max(h.m.NextDeadline(), h.n.now)
+	d := max(h.m.NextDeadline(), h.n.now, h.frozenUntil)
 	if h.queued && d == h.schedAt {
 		return
 	}
@@ -279,6 +283,12 @@ func (n *simnet) step(limit Time) bool {
 		f := heap.Pop(&n.frames).(simFrame)
 		n.now = f.at
 		if !f.to.alive || !f.to.plug[f.rail] {
+			return true
+		}
+		if f.at <= f.to.frozenUntil {
+			// Waits in the ring, read just after the late Tick.
+			f.at = f.to.frozenUntil + time.Microsecond
+			heap.Push(&n.frames, f)
 			return true
 		}
 		if n.tap != nil {

@@ -96,6 +96,10 @@ type Counters struct {
 	LeaderChanges uint64 `json:"leader_changes"`
 	// ConfigRetries counts CONFIG retransmission rounds.
 	ConfigRetries uint64 `json:"config_retries"`
+	// Stalls counts the calls that came so late after their deadline
+	// that the host must have been too slow to run the mapper; the delay
+	// is not counted as silence of the peers (see Mapper.Tick).
+	Stalls uint64 `json:"stalls"`
 }
 
 // Drop reasons (keys of Counters.Drops).
