@@ -1001,7 +1001,8 @@ func (l *Link) closeFDs() {
 
 // RingFrames returns how many full-size frames of an interface with the
 // given MTU the receive ring of cfg (nil: the defaults) holds, as Open lays
-// it out: the bound a sender's window must respect so that one stream
+// out a TPACKET_V3 ring (the default mode; Link.Geometry gives the ring a
+// Link has): the bound a sender's window must respect so that one stream
 // cannot overflow the ring of a receiver that is busy elsewhere.
 func RingFrames(cfg *Config, mtu int) int {
 	var c Config
@@ -1021,6 +1022,25 @@ func RingFrames(cfg *Config, mtu int) int {
 	}
 	page := os.Getpagesize()
 	bs = (bs + page - 1) / page * page
+	return v3Frames(bs, nb, mtu)
+}
+
+// v3Frames is how many frames of an interface with the given MTU a
+// TPACKET_V3 ring of nb blocks of bs bytes holds.
+func v3Frames(bs, nb, mtu int) int {
 	per := (rxMacOff + wire.EthHeaderLen + mtu + v3Align - 1) &^ (v3Align - 1)
 	return (bs - bdSize) / per * nb
+}
+
+// Geometry returns the geometry of the Link's rings: the full-size frames
+// (of the interface MTU, cluster-key trailer included) its receive ring
+// holds, its transmit slots, and DefaultZeroCopyMin.
+func (l *Link) Geometry() Geometry {
+	g := Geometry{TxFrames: l.tx.nFrames, ZeroCopyMin: DefaultZeroCopyMin}
+	if l.rx.v2 {
+		g.RxFrames = l.rx.nFrames
+	} else if l.rx.nBlocks > 0 {
+		g.RxFrames = v3Frames(l.rx.blockSize, l.rx.nBlocks, l.mtu)
+	}
+	return g
 }
