@@ -586,7 +586,7 @@ func (e *Engine) resolve(p *peer) bool {
 func (e *Engine) tx(p *peer, port, pri uint8) *txStream {
 	s := p.tx[port][pri]
 	if s == nil {
-		s = &txStream{peer: p, port: port, pri: pri, rto: e.cfg.InitialRTO}
+		s = &txStream{peer: p, port: port, pri: pri, rto: e.cfg.InitialRTO, window: int32(e.cfg.Window)}
 		e.open(0, s)
 		p.tx[port][pri] = s
 	}
