@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/membuf"
 	"github.com/ethergm/ethergm/tests/netns"
 	"github.com/ethergm/ethergm/tests/netns/relay"
 )
@@ -109,7 +110,7 @@ func pingPong8(b *testing.B, key bool) {
 func stream(b *testing.B, pa, pb *gm.Port, msgLen int) {
 	size := gm.MinSizeForLength(msgLen)
 	for i := 0; i < 64; i++ {
-		if err := pb.ProvideReceiveBuffer(make([]byte, msgLen), size, gm.LowPriority, 0); err != nil {
+		if err := pb.ProvideReceiveBuffer(membuf.Touched(msgLen), size, gm.LowPriority, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -129,7 +130,7 @@ func stream(b *testing.B, pa, pb *gm.Port, msgLen int) {
 			}
 		}
 	}()
-	msg := make([]byte, msgLen)
+	msg := membuf.Touched(msgLen)
 	var done atomic.Int64
 	var failed atomic.Int64
 	cb := gm.SendCallback(func(_ *gm.Port, _ any, st gm.Status) {

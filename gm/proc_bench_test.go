@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/membuf"
 	"github.com/ethergm/ethergm/tests/netns"
 )
 
@@ -28,6 +31,10 @@ const (
 	envLen    = "GM_STREAM_LEN"
 	envCount  = "GM_STREAM_N"
 	envWindow = "GM_STREAM_WINDOW"
+	// envProfile, if set in the benchmark's environment, names a
+	// directory where each helper writes a CPU profile of its measured
+	// part (send.pprof, recv.pprof).
+	envProfile = "GM_STREAM_CPUPROFILE"
 )
 
 // BenchmarkStreamProcs is BenchmarkStream1MiB with the sender and the
@@ -97,11 +104,15 @@ func streamProcs(b *testing.B, mtu int) {
 
 // TestMain runs the test binary as a sender or receiver process of
 // BenchmarkStreamProcs, or as a port helper of TestIntegrationNonRoot
-// (portHelper), when the environment names a role, and the tests
+// (portHelper), or as the other process of TestIntegrationSixteenPorts
+// (sixteenHelper), when the environment names a role, and the tests
 // otherwise.
 func TestMain(m *testing.M) {
 	if role := os.Getenv(envHelper); role != "" {
 		os.Exit(portHelper(role))
+	}
+	if os.Getenv(envSixteen) != "" {
+		os.Exit(sixteenHelper())
 	}
 	if role := os.Getenv(envRole); role != "" {
 		if err := streamHelper(role); err != nil {
@@ -140,12 +151,22 @@ func streamHelper(role string) error {
 	const warm = 8
 	var r0 syscall.Rusage
 	var t0 time.Time
+	var prof *os.File
 	mark := func() {
+		if dir := os.Getenv(envProfile); dir != "" {
+			if f, err := os.Create(filepath.Join(dir, role+".pprof")); err == nil && pprof.StartCPUProfile(f) == nil {
+				prof = f
+			}
+		}
 		syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
 		t0 = time.Now()
 	}
 	report := func() {
 		el := time.Since(t0)
+		if prof != nil {
+			pprof.StopCPUProfile()
+			prof.Close()
+		}
 		var r1 syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
 		cpu := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
@@ -153,7 +174,7 @@ func streamHelper(role string) error {
 	}
 	if role == "recv" {
 		for i := 0; i < 64; i++ {
-			if err := p.ProvideReceiveBuffer(make([]byte, msgLen), size, gm.LowPriority, 0); err != nil {
+			if err := p.ProvideReceiveBuffer(membuf.Touched(msgLen), size, gm.LowPriority, 0); err != nil {
 				return err
 			}
 		}
@@ -179,7 +200,7 @@ func streamHelper(role string) error {
 		}
 		return nil
 	}
-	msg := make([]byte, msgLen)
+	msg := membuf.Touched(msgLen)
 	var done, failed atomic.Int64
 	cb := gm.SendCallback(func(_ *gm.Port, _ any, st gm.Status) {
 		done.Add(1)

@@ -558,7 +558,9 @@ type Watcher struct {
 }
 
 // Load reads the file if it changed since the last successful Load. It
-// returns (nil, nil) when nothing changed. A missing file is an error
+// returns (nil, nil) when nothing changed. The maps it returns are shared
+// by the Watchers of the process that load the same version of the file
+// (see shared.go): they must not be modified. A missing file is an error
 // wrapping fs.ErrNotExist.
 func (w *Watcher) Load() (*Map, error) {
 	fi, err := os.Stat(w.Path)
@@ -572,6 +574,11 @@ func (w *Watcher) Load() (*Map, error) {
 	if fi.ModTime().Equal(w.modTime) && fi.Size() == w.size && ino == w.ino {
 		return nil, nil
 	}
+	key := sharedKey(w.Path, fi.ModTime(), fi.Size(), ino)
+	if m := sharedMap(key); m != nil {
+		w.modTime, w.size, w.ino = fi.ModTime(), fi.Size(), ino
+		return m, nil
+	}
 	data, err := os.ReadFile(w.Path)
 	if err != nil {
 		return nil, err
@@ -581,5 +588,6 @@ func (w *Watcher) Load() (*Map, error) {
 		return nil, fmt.Errorf("%s: %w", w.Path, err)
 	}
 	w.modTime, w.size, w.ino = fi.ModTime(), fi.Size(), ino
+	shareMap(key, m)
 	return m, nil
 }

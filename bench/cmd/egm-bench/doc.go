@@ -30,7 +30,8 @@
 //     high priority, both sides polling Port.Receive;
 //  10. gm streaming (after 6): egm-gmperf -mode stream, 1 MiB messages,
 //     every send token in flight, goodput counted at the receiver;
-//  11. link and gm streaming on the MTU 9000 pair;
+//  11. floor, link and gm streaming on the MTU 9000 pair (egm-floor
+//     -stream -size 9000: 16 KiB TX ring slots);
 //  12. gm streaming through the relay, without loss and with 5 % random
 //     loss in both directions (Relay.SetImpairment before each run).
 //

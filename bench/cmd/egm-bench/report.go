@@ -151,6 +151,9 @@ var ratioSpecs = []ratioSpec{
 	{"gm polling RTT / UDP RTT (p99)", "gm_poll.p99", "udp_pp.p99", "", 0},
 	{"gm stream / link stream goodput (Ethernet payload)", "gm_stream.gbps", "link_stream.gbps", "", 0},
 	{"gm stream / link stream goodput at MTU 9000 (message / application payload)", "gm_stream9k.gbps_app", "link_stream9k.gbps_app", "", 0},
+	{"gm stream / floor stream goodput (Ethernet payload)", "gm_stream.gbps", "floor_stream.gbps", "", 0},
+	{"gm stream / floor stream goodput at MTU 9000 (Ethernet payload)", "gm_stream9k.gbps", "floor_stream9k.gbps", "", 0},
+	{"link stream / floor stream goodput at MTU 9000", "link_stream9k.gbps", "floor_stream9k.gbps", "", 0},
 	{"gm stream at MTU 9000 / at MTU 1500 (message payload)", "gm_stream9k.gbps_app", "gm_stream.gbps_app", "", 0},
 	{"gm stream through the relay / direct (message payload)", "gm_relay.gbps_app", "gm_stream.gbps_app", "", 0},
 }

@@ -187,6 +187,17 @@ var specs = []*spec{
 		},
 	},
 	{
+		name: "floor-stream-mtu9000",
+		net:  netMTU9000,
+		metrics: []metric{
+			{"floor_stream9k.gbps", "floor stream goodput at MTU 9000, Ethernet payload", "Gbit/s"},
+			{"floor_stream9k.loss", "floor stream at MTU 9000, frames lost at the receiver", "%"},
+		},
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.goStream("floor_stream9k", "egm-floor", []string{"-stream", "-size", "9000"}, nil)
+		},
+	},
+	{
 		name: "link-stream-mtu9000",
 		net:  netMTU9000,
 		metrics: []metric{

@@ -83,8 +83,8 @@ func main() {
 			o.size = 1500
 		}
 	}
-	if o.size < minPayload || o.size > txFrameSize-txDataOff-ethHdrLen {
-		fatal(fmt.Errorf("-size %d out of range [%d, %d]", o.size, minPayload, txFrameSize-txDataOff-ethHdrLen))
+	if o.size < minPayload || o.size > maxTxSlot-txDataOff-ethHdrLen {
+		fatal(fmt.Errorf("-size %d out of range [%d, %d]", o.size, minPayload, maxTxSlot-txDataOff-ethHdrLen))
 	}
 	if o.server == o.client {
 		fatal(errors.New("give exactly one of -server and -client"))
@@ -146,7 +146,7 @@ func ready() { fmt.Fprintln(os.Stderr, "ready") }
 // pingServer echoes every ping back to its sender until SIGINT/SIGTERM.
 func pingServer(o *options) error {
 	frameLen := ethHdrLen + o.size
-	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, o.bypass)
+	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, o.bypass)
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func pingServer(o *options) error {
 // trips are not measured.
 func pingClient(o *options) error {
 	frameLen := ethHdrLen + o.size
-	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, o.bypass)
+	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, o.bypass)
 	if err != nil {
 		return err
 	}
@@ -260,12 +260,13 @@ func pingClient(o *options) error {
 // for o.duration, then a few end markers carrying the frame count.
 func streamSend(o *options) error {
 	frameLen := ethHdrLen + o.size
-	s, err := open(o.ifname, etherType, 0, 0, 0, o.txFrames, true)
+	slotSize := txSlotFor(frameLen)
+	s, err := open(o.ifname, etherType, 0, 0, 0, o.txFrames, slotSize, true)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	tx := newTxRing(s.mem)
+	tx := newTxRing(s.mem, slotSize)
 	src := make([]byte, frameLen)
 	buildFrame(src, o.peer, s.mac, kindData, 0)
 	stop := stopFlag()
@@ -326,7 +327,7 @@ func streamSend(o *options) error {
 // o.timeout without frames once the stream has started).
 func streamRecv(o *options) error {
 	frameLen := ethHdrLen + o.size
-	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, false)
+	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, false)
 	if err != nil {
 		return err
 	}

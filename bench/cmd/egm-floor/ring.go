@@ -15,17 +15,28 @@ import (
 // Layout constants of TPACKET_V3 (linux/if_packet.h) for SOCK_RAW on
 // Ethernet without PACKET_RESERVE.
 const (
-	blockHdrLen   = 48 // ALIGN(sizeof(tpacket_block_desc), 8): offset of the first packet
-	offBlkStatus  = 8  // tpacket_block_desc.hdr.bh1.block_status
-	offNumPkts    = 12 // .num_pkts
-	offBlkLen     = 20 // .blk_len
-	offPktStatus  = 20 // tpacket3_hdr.tp_status
-	offPktLen     = 16 // tpacket3_hdr.tp_len (TX)
-	offPktSnaplen = 12 // tpacket3_hdr.tp_snaplen (TX)
-	rxMacOff      = 82 // TPACKET_ALIGN(TPACKET3_HDRLEN + 16) - 14, as the kernel reports in tp_mac
-	txDataOff     = 48 // TPACKET3_HDRLEN - sizeof(sockaddr_ll)
-	txFrameSize   = 2048
+	blockHdrLen   = 48   // ALIGN(sizeof(tpacket_block_desc), 8): offset of the first packet
+	offBlkStatus  = 8    // tpacket_block_desc.hdr.bh1.block_status
+	offNumPkts    = 12   // .num_pkts
+	offBlkLen     = 20   // .blk_len
+	offPktStatus  = 20   // tpacket3_hdr.tp_status
+	offPktLen     = 16   // tpacket3_hdr.tp_len (TX)
+	offPktSnaplen = 12   // tpacket3_hdr.tp_snaplen (TX)
+	rxMacOff      = 82   // TPACKET_ALIGN(TPACKET3_HDRLEN + 16) - 14, as the kernel reports in tp_mac
+	txDataOff     = 48   // TPACKET3_HDRLEN - sizeof(sockaddr_ll)
+	txFrameSize   = 2048 // TX slot (and RX ring frame_size) for frames up to MTU 1500
+	maxTxSlot     = 16384
 )
+
+// txSlotFor returns the TX ring slot size for frames of frameLen bytes:
+// txFrameSize for standard frames, the next power of two for jumbo ones.
+func txSlotFor(frameLen int) int {
+	n := txFrameSize
+	for n < txDataOff+frameLen {
+		n *= 2
+	}
+	return n
+}
 
 var errOpenBlockArch = errors.New("the open-block reader needs x86-64 (total store order)")
 
@@ -41,8 +52,9 @@ type sock struct {
 // open creates an AF_PACKET SOCK_RAW socket on ifname, sets TPACKET_V3,
 // creates the ring(s) asked for, maps them and only then binds the socket to
 // etherType, so no frame is queued outside the ring. rx (block size and
-// count, retire timeout in ms) or tx (frame count) may be zero.
-func open(ifname string, etherType uint16, rxBlockSize, rxBlocks, tovMs, txFrames int, bypass bool) (*sock, error) {
+// count, retire timeout in ms) or tx (frame count, of txSlot bytes each)
+// may be zero.
+func open(ifname string, etherType uint16, rxBlockSize, rxBlocks, tovMs, txFrames, txSlot int, bypass bool) (*sock, error) {
 	ifi, err := net.InterfaceByName(ifname)
 	if err != nil {
 		return nil, err
@@ -82,15 +94,15 @@ func open(ifname string, etherType uint16, rxBlockSize, rxBlocks, tovMs, txFrame
 		const perBlock = 32
 		blocks := (txFrames + perBlock - 1) / perBlock
 		req := unix.TpacketReq3{
-			Block_size: txFrameSize * perBlock,
+			Block_size: uint32(txSlot * perBlock),
 			Block_nr:   uint32(blocks),
-			Frame_size: txFrameSize,
+			Frame_size: uint32(txSlot),
 			Frame_nr:   uint32(blocks * perBlock),
 		}
 		if err := unix.SetsockoptTpacketReq3(fd, unix.SOL_PACKET, unix.PACKET_TX_RING, &req); err != nil {
 			return fail("PACKET_TX_RING", err)
 		}
-		size += txFrameSize * perBlock * blocks
+		size += txSlot * perBlock * blocks
 	}
 	if size > 0 {
 		mem, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
@@ -203,15 +215,17 @@ func (r *rxRing) release(base int) {
 	r.off = blockHdrLen
 }
 
-// txRing fills the slots of a TPACKET_V3 TX ring (fixed-size frames).
+// txRing fills the slots of a TPACKET_V3 TX ring (fixed-size slots of
+// slotSize bytes).
 type txRing struct {
-	mem    []byte
-	frames int
-	next   int
+	mem      []byte
+	slotSize int
+	frames   int
+	next     int
 }
 
-func newTxRing(mem []byte) *txRing {
-	return &txRing{mem: mem, frames: len(mem) / txFrameSize}
+func newTxRing(mem []byte, slotSize int) *txRing {
+	return &txRing{mem: mem, slotSize: slotSize, frames: len(mem) / slotSize}
 }
 
 func (t *txRing) word(off int) *uint32 { return (*uint32)(unsafe.Pointer(&t.mem[off])) }
@@ -219,7 +233,7 @@ func (t *txRing) word(off int) *uint32 { return (*uint32)(unsafe.Pointer(&t.mem[
 // slot returns the data area of the next free slot, or nil if the ring is
 // full (the kernel still owns the slot).
 func (t *txRing) slot() ([]byte, error) {
-	base := t.next * txFrameSize
+	base := t.next * t.slotSize
 	st := atomic.LoadUint32(t.word(base + offPktStatus))
 	if st&unix.TP_STATUS_WRONG_FORMAT != 0 {
 		return nil, errors.New("TX ring: frame rejected (TP_STATUS_WRONG_FORMAT)")
@@ -227,12 +241,12 @@ func (t *txRing) slot() ([]byte, error) {
 	if st&(unix.TP_STATUS_SEND_REQUEST|unix.TP_STATUS_SENDING) != 0 {
 		return nil, nil
 	}
-	return t.mem[base+txDataOff : base+txFrameSize], nil
+	return t.mem[base+txDataOff : base+t.slotSize], nil
 }
 
 // commit hands the current slot, holding n frame bytes, to the kernel.
 func (t *txRing) commit(n int) {
-	base := t.next * txFrameSize
+	base := t.next * t.slotSize
 	*t.word(base + offPktLen) = uint32(n)
 	*t.word(base + offPktSnaplen) = uint32(n)
 	atomic.StoreUint32(t.word(base+offPktStatus), unix.TP_STATUS_SEND_REQUEST)
@@ -242,7 +256,7 @@ func (t *txRing) commit(n int) {
 // idle reports whether the kernel has finished with every slot.
 func (t *txRing) idle() bool {
 	for i := range t.frames {
-		if atomic.LoadUint32(t.word(i*txFrameSize+offPktStatus))&(unix.TP_STATUS_SEND_REQUEST|unix.TP_STATUS_SENDING) != 0 {
+		if atomic.LoadUint32(t.word(i*t.slotSize+offPktStatus))&(unix.TP_STATUS_SEND_REQUEST|unix.TP_STATUS_SENDING) != 0 {
 			return false
 		}
 	}

@@ -110,7 +110,7 @@ func TestRxRingOpenBlock(t *testing.T) {
 
 func TestTxRingSlots(t *testing.T) {
 	mem := make([]byte, 2*txFrameSize)
-	tx := newTxRing(mem)
+	tx := newTxRing(mem, txFrameSize)
 	for i := range 2 {
 		s, err := tx.slot()
 		if err != nil || s == nil {

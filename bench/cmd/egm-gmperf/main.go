@@ -14,6 +14,7 @@ import (
 	"github.com/ethergm/ethergm/bench/internal/ctl"
 	"github.com/ethergm/ethergm/bench/internal/result"
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/membuf"
 	"github.com/ethergm/ethergm/wire"
 )
 
@@ -187,7 +188,7 @@ type sender struct {
 func newSender(p *gm.Port, n, length int, timeout time.Duration, stop *atomic.Bool) *sender {
 	s := &sender{p: p, timeout: timeout, stop: stop}
 	for range n {
-		s.slots = append(s.slots, &slot{buf: make([]byte, max(length, 1))})
+		s.slots = append(s.slots, &slot{buf: membuf.Touched(max(length, 1))})
 	}
 	s.cb = func(_ *gm.Port, ctx any, st gm.Status) {
 		if sl, ok := ctx.(*slot); ok {
@@ -544,21 +545,26 @@ func streamRecv(o *options) error {
 	if size == endSize {
 		return fmt.Errorf("-size %d is in the end marker's size class", o.size)
 	}
-	for range o.buffers {
-		if err := p.ProvideReceiveBuffer(make([]byte, o.size), size, o.pri, 0); err != nil {
-			return fmt.Errorf("provide buffer %d: %w", o.buffers, err)
-		}
-	}
-	if err := p.ProvideReceiveBuffer(make([]byte, endLen), endSize, o.pri, 0); err != nil {
-		return fmt.Errorf("provide end-marker buffer: %w", err)
-	}
 	stop := ctl.StopFlag()
 	var alarm gm.Alarm
 	var rearm func(any)
 	rearm = func(any) { p.SetAlarm(&alarm, uint64(watchdog/time.Microsecond), rearm, nil) }
 	rearm(nil)
 	defer p.CancelAlarm(&alarm)
+	// Ready before the buffers: touching them (membuf) can take seconds on
+	// a loaded virtual machine, and a harness waits for the ready line a
+	// bounded time. A message that arrives before its buffer is refused
+	// and sent again (no-buffer probing); the timing starts at the first
+	// receive event.
 	ctl.Ready()
+	for range o.buffers {
+		if err := p.ProvideReceiveBuffer(membuf.Touched(o.size), size, o.pri, 0); err != nil {
+			return fmt.Errorf("provide buffer %d: %w", o.buffers, err)
+		}
+	}
+	if err := p.ProvideReceiveBuffer(make([]byte, endLen), endSize, o.pri, 0); err != nil {
+		return fmt.Errorf("provide end-marker buffer: %w", err)
+	}
 	var (
 		got, sent, outOfOrder uint64
 		first, last           time.Time

@@ -88,12 +88,13 @@ const (
 	trNoBufClear                       // an advance cleared the no-buffer state: a = new una, b = nxt
 	trEstablished                      // sender: OPEN_ACK, the session starts: a = session, b = its first seq
 	trAdopt                            // receiver: a confirmed session's first frame: a = session, b = its first seq
+	trOrphan                           // sender: a new receiver incarnation: a = una, b = hiSent of the session left, c = sends failed, d = status
 )
 
 var traceNames = [...]string{
 	trNackRecv: "nack-recv", trRTO: "rto", trGoBack: "go-back", trFail: "FAIL",
 	trSession: "new-session", trNackSent: "nack-sent", trDropGoBack: "drop-go-back", trProbe: "probe", trNoBufClear: "nobuf-clear",
-	trEstablished: "established", trAdopt: "adopt",
+	trEstablished: "established", trAdopt: "adopt", trOrphan: "ORPHAN",
 }
 
 type traceEntry struct {
@@ -141,6 +142,8 @@ func (e *Engine) dumpTrace(b *strings.Builder, now Time) {
 			fmt.Fprintf(b, " una/seq %d nxt %d", r(x.a), r(x.b))
 		case trFail:
 			fmt.Fprintf(b, " una %d nxt %d status %d", r(x.a), r(x.b), x.d)
+		case trOrphan:
+			fmt.Fprintf(b, " una %d hiSent %d failed %d status %d", r(x.a), r(x.b), x.c, x.d)
 		case trSession:
 			fmt.Fprintf(b, " open session %08x (was %08x, leaving %08x)", x.a, x.b, x.c)
 		case trEstablished, trAdopt:

@@ -37,7 +37,11 @@
 // skipped, however many acks were lost, and whether a stale-session answer
 // that caused the change was genuine or not. The steady state (frames of
 // the session followed) costs nothing more than a comparison of the
-// session.
+// session. A receiver that does not know the replaced session is a new
+// incarnation of the port: what went out to the old one unacknowledged,
+// which it may have delivered, completes with an error status and never
+// reaches the new one (Engine.orphan); a port that closed told its final
+// ack (NackPortClosed with FlagAckValid), and then nothing fails.
 //
 // A frame of a session the receiver does not follow is dropped and
 // answered with NackStaleSession (for a session it left, at most once per

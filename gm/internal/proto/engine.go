@@ -254,6 +254,8 @@ type txStream struct {
 	window     int32  // frames in flight at most: Window, or less if the receiver's OPEN_ACK says so
 	openSent   bool   // the OPEN went out; rtoAt is when it is repeated
 	prevSess   uint32 // opening: the session left, whose delivered prefix the OPEN_ACK reports
+	failSt     Status // the error that last disabled the stream in this session (0 if none)
+	finalAck   bool   // the receiver closed and told its final ack of this session: it delivered nothing unacknowledged
 	nextSeq    uint32 // first seq not yet assigned to a message
 	una        uint32 // oldest unacknowledged seq
 	nxt        uint32 // next never-sent (or rewound) seq
@@ -543,6 +545,7 @@ func (e *Engine) peer(node uint32) *peer {
 		if n <= int(node) {
 			n = int(node) + 16
 		}
+		n = min(n, maxNodes) // the table never holds more than every node id
 		np := make([]*peer, n)
 		copy(np, e.peers)
 		e.peers = np
@@ -647,6 +650,7 @@ func (e *Engine) open(now Time, s *txStream) {
 // is acknowledged.
 func (e *Engine) established(now Time, s *txStream, isn uint32) {
 	s.opening, s.openSent, s.prevSess = false, false, 0
+	s.failSt, s.finalAck = 0, false
 	s.isn = isn
 	s.nextSeq, s.una, s.nxt, s.hiSent, s.rtxNext, s.rtxEnd = isn, isn, isn, isn, isn, isn
 	s.sacked.reset()

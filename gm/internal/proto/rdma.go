@@ -116,7 +116,11 @@ func (e *Engine) rd() *rdmaState {
 	if e.rdma == nil {
 		e.rdma = &rdmaState{
 			regions: map[uint32]*region{}, gets: map[uint32]*getOp{}, getByRec: map[int32]*getOp{},
-			rxFree: -1, gotFree: -1, nextRegion: 1, nextGet: 1,
+			rxFree: -1, gotFree: -1, nextRegion: 1,
+			// Get ids start at a random point in every incarnation, so
+			// that a reply (GOT) still queued for a process that died
+			// is unlikely (2^-24) to match a get of its successor.
+			nextGet: e.random32(),
 		}
 	}
 	return e.rdma

@@ -472,8 +472,14 @@ func TestGetDataStops(t *testing.T) {
 	if err := a.Get(n.now, ptr, buf, 100_000, 0, 2, 4, nil, 1); err != nil {
 		t.Fatal(err)
 	}
+	if len(a.rdma.gets) != 1 {
+		t.Fatalf("%d gets pending, want 1", len(a.rdma.gets))
+	}
+	var id uint32
+	for id = range a.rdma.gets {
+	}
 	n.run(time.Second, func() bool {
-		op := a.rdma.gets[1]
+		op := a.rdma.gets[id]
 		if op == nil {
 			t.Fatal("the get completed")
 		}
@@ -511,8 +517,12 @@ func TestGetDataStops(t *testing.T) {
 	}
 }
 
-// TestRDMATargetRestart restarts the target between gets: the requester's
-// stream moves to a new session and the new incarnation serves the get.
+// TestRDMATargetRestart restarts the target between gets: the get sent in
+// the session the old incarnation followed completes with
+// StatusTargetPortClosed (the requester cannot know that the old one did
+// not take it), nothing of it reaches the new incarnation, and after
+// Resume the requester's stream moves to a new session in which the new
+// incarnation serves the next get from its own memory.
 func TestRDMATargetRestart(t *testing.T) {
 	n := newSimnet(t, 10)
 	a, b, _, ptr := rdmaPair(t, n, 1000, true)
@@ -531,12 +541,26 @@ func TestRDMATargetRestart(t *testing.T) {
 	if p2 != ptr {
 		t.Fatalf("pointer %#x, want %#x", p2, ptr)
 	}
+	clear(buf)
 	if err := a.Get(n.now, ptr, buf, 100, 0, 2, 4, nil, 2); err != nil {
 		t.Fatal(err)
 	}
 	waitComps(t, n, a, &comps, 2, 2*time.Second)
-	if comps[1] != (completion{2, StatusSuccess}) || !bytes.Equal(buf, mem2[:100]) {
+	if comps[1] != (completion{2, StatusTargetPortClosed}) || !bytes.Equal(buf, make([]byte, 100)) {
 		t.Fatalf("%+v", comps)
+	}
+	if err := a.Resume(n.now, 0, 2, 4, nil, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Get(n.now, ptr, buf, 100, 0, 2, 4, nil, 3); err != nil {
+		t.Fatal(err)
+	}
+	waitComps(t, n, a, &comps, 4, 2*time.Second)
+	if comps[3] != (completion{3, StatusSuccess}) || !bytes.Equal(buf, mem2[:100]) {
+		t.Fatalf("%+v", comps)
+	}
+	if st := b2.Stats(); st.SessionsStarted != 1 {
+		t.Fatalf("the new incarnation started %d sessions, want 1", st.SessionsStarted)
 	}
 }
 

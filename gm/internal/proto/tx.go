@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ethergm/ethergm/wire"
@@ -493,6 +494,11 @@ func (e *Engine) onNack(now Time, s *txStream, h wire.Header) {
 	}
 	if h.Flags()&wire.FlagAckValid != 0 {
 		e.onAckValue(now, s, h.Ack())
+		if wire.NackReason(h.Status()) == wire.NackPortClosed {
+			// The receiver's last word (Close): it delivered nothing of
+			// the session beyond this ack, and never will.
+			s.finalAck = true
+		}
 	}
 	q := h.Seq()
 	e.trace(now, trNackRecv, s.peer.node, s.port, s.pri, s.isn, q, s.una, s.nxt, uint32(h.Status()), s.lastHeard)
@@ -542,8 +548,15 @@ func (e *Engine) sendOpen(now Time, s *txStream) {
 // which completes (with StatusSuccess) every queued message the receiver
 // delivered in it, so that the new session never sends one again; then the
 // new session starts at the sequence number the receiver chose.
+//
+// Without FlagAckValid the receiver does not know the session s left: the
+// port was closed and opened again (a new incarnation), or its identity
+// changed. What the incarnation that followed that session delivered
+// unacknowledged is unknown, and it must not reach the new one: see
+// orphan.
 func (e *Engine) onOpenAck(now Time, s *txStream, h wire.Header) {
 	s.lastHeard = now
+	failed := false
 	if s.prevSess != 0 && h.Flags()&wire.FlagAckValid != 0 {
 		// The queue still holds the previous session's numbers.
 		if n := h.Ack() + 1; diff(n, s.una) > 0 && diff(n, s.hiSent) <= 0 {
@@ -556,10 +569,19 @@ func (e *Engine) onOpenAck(now Time, s *txStream, h wire.Header) {
 				e.complete(e.popHead(s), StatusSuccess)
 			}
 		}
+	} else if s.prevSess != 0 {
+		failed = e.orphan(now, s)
 	}
 	e.established(now, s, h.Seq())
 	s.window = int32(e.sendWindow(h.MsgLen()))
 	e.trace(now, trEstablished, s.peer.node, s.port, s.pri, s.isn, s.session, s.isn, 0, 0, s.lastHeard)
+	if failed {
+		// As after any send error: the held sends wait for Resume or
+		// Drop (the next Resume opens another session, in which nothing
+		// was sent yet).
+		s.disabled = true
+		return
+	}
 	if s.qLen > 0 {
 		e.activate(s)
 		e.pump(now, s)
@@ -580,6 +602,60 @@ func (e *Engine) sendWindow(adv uint32) int {
 		w = int(adv)
 	}
 	return w
+}
+
+// orphan settles, when a new incarnation of s's receiver answers s's OPEN
+// (it does not know the session s leaves), what s sent to the one before
+// it, which is gone:
+//
+//   - each queued message, put or get of which at least one frame went out
+//     in the session left may have been delivered there (the
+//     acknowledgement lost with the process); it completes with an error
+//     status and is never sent to the new incarnation: StatusTargetNodeUnreached
+//     if that is how the stream last failed (no answer at all), else
+//     StatusTargetPortClosed (the port it went to closed). Unless the old
+//     incarnation told its final ack when it closed (finalAck): then
+//     nothing unacknowledged was delivered, and everything queued goes to
+//     the new incarnation. Messages never transmitted go ahead in any case;
+//   - a reply (GOT) to the old incarnation's get is dropped (no callback);
+//   - a get that the old incarnation acknowledged and whose data did not
+//     all arrive will never get it: it completes with the same status.
+//
+// It reports whether a send completed with an error (then s is disabled,
+// as after any send error).
+func (e *Engine) orphan(now Time, s *txStream) bool {
+	st := StatusTargetPortClosed
+	if s.failSt == StatusTargetNodeUnreached {
+		st = s.failSt
+	}
+	n := uint32(0)
+	if rd := e.rdma; rd != nil {
+		// Sent before anything still queued: they complete first, in the
+		// order they were issued.
+		var ops []*getOp
+		for _, op := range rd.gets {
+			if op.node == s.peer.node && op.port == s.port && op.pri == s.pri && op.acked && !op.done && !op.dead {
+				ops = append(ops, op)
+			}
+		}
+		slices.SortFunc(ops, func(a, b *getOp) int { return int(diff(a.id<<8, b.id<<8)) })
+		for _, op := range ops {
+			rd.dropGet(op)
+			e.complete(op.rec, st)
+			n++
+		}
+	}
+	for !s.finalAck && s.qAssigned > 0 && diff(e.recs[s.q[s.qHead]].firstSeq, s.hiSent) < 0 {
+		i := e.popHead(s)
+		if e.recs[i].kind == recGot {
+			e.complete(i, StatusSendDropped)
+			continue
+		}
+		e.complete(i, st)
+		n++
+	}
+	e.trace(now, trOrphan, s.peer.node, s.port, s.pri, s.isn, s.una, s.hiSent, n, uint32(st), s.lastHeard)
+	return n > 0
 }
 
 // Bounds of the back-off between probes of a message refused for lack of a
@@ -645,6 +721,7 @@ func (e *Engine) fail(now Time, s *txStream, st Status) {
 		e.complete(e.popHead(s), st)
 	}
 	s.disabled = true
+	s.failSt = st
 	s.cursor = 0
 	s.probing, s.noBuf = false, false
 	s.nxt = s.una

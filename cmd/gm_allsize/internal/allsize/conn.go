@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/membuf"
 )
 
 // Errors that end a run or a session.
@@ -383,7 +384,7 @@ type rxBuffers struct {
 func (c *conn) newRx(size uint8, pri gm.Priority, length, expected, target int) (*rxBuffers, error) {
 	r := &rxBuffers{c: c, size: size, pri: pri, length: length, expected: expected, target: target}
 	for r.provided < min(target, expected) {
-		if err := c.p.ProvideReceiveBuffer(make([]byte, max(length, 1)), size, pri, 0); err != nil {
+		if err := c.p.ProvideReceiveBuffer(membuf.Touched(max(length, 1)), size, pri, 0); err != nil {
 			return nil, fmt.Errorf("provide buffer size %d: %w", size, err)
 		}
 		r.provided++

@@ -1,0 +1,63 @@
+package link
+
+import (
+	"os"
+
+	"github.com/ethergm/ethergm/wire"
+)
+
+// RingMemory returns the sizes in bytes of the receive and transmit rings
+// that Open maps for an interface of the given MTU with cfg (nil: the
+// defaults), laid out as Open lays them out:
+//
+//	rx = B × max(RxBlocks, 2), B = RxBlockSize rounded up to a page and to
+//	     one frame of MTU+14 bytes plus 138 bytes of headers (with V2 also
+//	     to a multiple of its slot, the next power of two >= MTU+80)
+//	tx = T × ceil(TxFrames / (T/S)), S = the next power of two >= MTU+62
+//	     (at least 1024), T = max(64 KiB, S)
+//
+// With the defaults that is 8 MiB + 512 KiB at MTU 1500 and 8 MiB + 4 MiB
+// at MTU 9000. The kernel allocates both rings when the Link opens (they
+// are pinned kernel memory, mapped into the process) and frees them when
+// it closes; a Link holds no other memory of that order (its receive
+// buffer for the doorbell socket is the kernel's minimum).
+func RingMemory(cfg *Config, mtu int) (rx, tx int) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	bs, nb := c.RxBlockSize, c.RxBlocks
+	if bs == 0 {
+		bs = DefaultRxBlockSize
+	}
+	if nb == 0 {
+		nb = DefaultRxBlocks
+	}
+	nb = max(nb, 2)
+	if need := bdSize + rxMacOff + wire.EthHeaderLen + mtu + v3Align; bs < need {
+		bs = need
+	}
+	page := os.Getpagesize()
+	bs = (bs + page - 1) / page * page
+	if c.V2 {
+		fs := 2048
+		for fs < rxMacOffV2+wire.EthHeaderLen+mtu {
+			fs *= 2
+		}
+		bs = (bs + fs - 1) / fs * fs
+	}
+	rx = bs * nb
+
+	fs := 1024
+	for fs < txDataOff+wire.EthHeaderLen+mtu {
+		fs *= 2
+	}
+	tb := max(txBlockSize, fs)
+	frames := c.TxFrames
+	if frames <= 0 {
+		frames = DefaultTxFrames
+	}
+	per := tb / fs
+	tx = tb * ((frames + per - 1) / per)
+	return rx, tx
+}
