@@ -34,10 +34,11 @@ const (
 // Config.StateDir nor ETHERGM_STATE_DIR is set.
 const DefaultStateDir = "/run/ethergm"
 
-// Defaults of the timeouts in Config.
+// Defaults of the timeouts in Config (the first two are the protocol
+// engine's, which applies them).
 const (
-	DefaultProgressTimeout = 60 * time.Second
-	DefaultLivenessTimeout = 30 * time.Second
+	DefaultProgressTimeout = proto.DefaultProgressTimeout
+	DefaultLivenessTimeout = proto.DefaultLivenessTimeout
 	DefaultMapPoll         = 250 * time.Millisecond
 )
 
@@ -75,10 +76,12 @@ type Config struct {
 	// the set of open ports for changes; 0 means DefaultMapPoll.
 	MapPoll time.Duration
 	// Window is the maximum number of frames in flight per stream
-	// (1..1024); 0 means DefaultWindow (512). It is capped at half the
-	// full-size frames the link's receive ring holds (448 at MTU 9000
-	// with the default ring), so that one stream cannot overflow its
-	// peer's ring.
+	// (1..MaxWindow, 1024; more means MaxWindow); 0 means DefaultWindow
+	// (512). A stream keeps fewer in flight if its receiver advertises a
+	// smaller receive window: each port advertises half the full-size
+	// frames its link's receive ring holds (link.Geometry; 448 at MTU
+	// 9000 with the default ring), so that one stream cannot overflow its
+	// peer's ring (docs/PROTOCOL.md, section 7.9).
 	Window int
 	// UseQdisc sends bulk data through the interface's queueing
 	// discipline. By default the port's transmit ring bypasses it

@@ -93,6 +93,9 @@
 //
 // A port depends on link.Endpoint, not on the AF_PACKET link itself:
 // Config.OpenLink opens each interface's endpoint (link.Open by default).
+// The endpoint's Geometry sizes the port's protocol engine: the receive
+// window it advertises to its peers' senders, and which frames it builds in
+// place in transmit slots.
 // Package gm/link/linktest provides in-memory endpoints on a shared hub
 // (several hosts, lossy on demand, interfaces up and down), so that the
 // port's behaviour is tested without privileges; the netns tests are the

@@ -248,12 +248,14 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	p.nodeID.Store(uint32(self))
 	p.rails.SetMap(m, uint32(self))
 	p.openMask.Store(p.owner.openMask(0))
+	geo := p.rails.Geometry()
 	p.eng = proto.New(proto.Config{
 		NodeID: uint32(self), Port: uint8(id), MAC: p.mac,
 		SegLen:     p.linkMTU() - wire.HeaderLen,
-		SendTokens: c.SendTokens, RecvTokens: c.ReceiveTokens, Window: window(c.Window, &lc, p.linkMTU()),
-		ProgressTimeout: defDur(c.ProgressTimeout, DefaultProgressTimeout),
-		LivenessTimeout: defDur(c.LivenessTimeout, DefaultLivenessTimeout),
+		SendTokens: c.SendTokens, RecvTokens: c.ReceiveTokens,
+		Window: c.Window, RecvWindow: recvWindow(geo), ZeroCopyMin: geo.ZeroCopyMin,
+		ProgressTimeout: c.ProgressTimeout, // 0: the defaults (DefaultProgressTimeout...)
+		LivenessTimeout: c.LivenessTimeout,
 		Resolve:         p.rails.Resolve,
 		Sources:         p.sources,
 		AnswerClosed:    p.answerClosed,
@@ -302,23 +304,24 @@ func linkError(err error) error {
 }
 
 // DefaultWindow is the number of frames a stream keeps in flight when
-// Config.Window is 0 (but see window).
-const DefaultWindow = 512
+// Config.Window is 0 (fewer if the peer's receive ring is smaller: see
+// Config.Window), and MaxWindow the largest Config.Window.
+const (
+	DefaultWindow = proto.DefaultWindow
+	MaxWindow     = proto.MaxWindow
+)
 
-// window returns the stream window for the configured value w: w, or
-// DefaultWindow for 0, but at most half the full-size frames a receive ring
-// of the link's configuration holds (the peer is assumed to use the same
-// ring), so that one stream cannot overflow the peer's ring while its
-// receiver is busy. With the default ring (64 x 128 KiB) that bound is
-// about 2600 frames at MTU 1500 and 448 at MTU 9000.
-func window(w int, lc *link.Config, mtu int) int {
-	if w <= 0 {
-		w = DefaultWindow
+// recvWindow returns the window the port advertises to the senders of its
+// peers (in its OPEN_ACKs): half the full-size frames its receive ring
+// holds, so that one stream cannot overflow the ring while the port is
+// busy elsewhere; 0 if the link knows no bound. With link.Link's default
+// ring (64 x 128 KiB) that is about 2600 frames at MTU 1500 (the engine
+// caps it at MaxWindow) and 448 at MTU 9000.
+func recvWindow(g link.Geometry) int {
+	if g.RxFrames <= 0 {
+		return 0
 	}
-	if frames := link.RingFrames(lc, mtu); w > frames/2 {
-		w = max(frames/2, 1)
-	}
-	return w
+	return max(g.RxFrames/2, 1)
 }
 
 func defDur(d, def time.Duration) time.Duration {

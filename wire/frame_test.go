@@ -87,12 +87,12 @@ var golden = []struct {
 		name: "OPEN_ACK",
 		dst:  macA, src: macB,
 		f: HeaderFields{Type: TypeOpenAck, TargetPort: 2, SourcePort: 4, Flags: FlagAckValid,
-			TargetNode: 1, SourceNode: 2, Session: 0x0a0b0c0d, Seq: 0x6b8b4567, Ack: 7},
-		crc: 0xffb5c844,
+			TargetNode: 1, SourceNode: 2, Session: 0x0a0b0c0d, Seq: 0x6b8b4567, Ack: 7, MsgLen: 448},
+		crc: 0x43498f87,
 		hex: "020000000001" + "020000000002" + "88b5" +
 			"01" + "0c" + "02" + "04" + "0004" + "00" + "00" +
 			"00000001" + "00000002" + "0a0b0c0d" + "6b8b4567" + "00000007" +
-			"00000000" + "00000000" + "0000" + "0000" + "ffb5c844",
+			"000001c0" + "00000000" + "0000" + "0000" + "43498f87",
 	},
 }
 

@@ -112,7 +112,8 @@ func (h Header) Seq() uint32 { return binary.BigEndian.Uint32(h[OffSeq:]) }
 // received (valid in ACK frames, and in others when FlagAckValid is set).
 func (h Header) Ack() uint32 { return binary.BigEndian.Uint32(h[OffAck:]) }
 
-// MsgLen returns the length of the whole message the frame belongs to.
+// MsgLen returns the length of the whole message the frame belongs to; in
+// an OPEN_ACK, the receive window the receiver advertises (PROTOCOL.md 7.9).
 func (h Header) MsgLen() uint32 { return binary.BigEndian.Uint32(h[OffMsgLen:]) }
 
 // Offset returns the offset of this frame's payload within the message.
@@ -309,7 +310,8 @@ type HeaderFields struct {
 	Seq uint32
 	// Ack is the cumulative ack.
 	Ack uint32
-	// MsgLen is the length of the whole message.
+	// MsgLen is the length of the whole message (OPEN_ACK: the receive
+	// window).
 	MsgLen uint32
 	// Offset is the offset of the payload within the message.
 	Offset uint32

@@ -122,7 +122,7 @@ func newCommand(o *options, stdout, stderr io.Writer) *cli.Command {
 	fs.StringVar(&o.title, "title", "", "plot `TITLE`")
 	fs.StringVar(&o.label, "label", "EtherGM", "series name prefix of the results (\"LABEL low\", \"LABEL high\")")
 	fs.BoolVar(&o.noCRC, "no-crc-check", false, "deliver frames whose CRC32C is wrong (to test --verify itself)")
-	fs.IntVar(&o.window, "window", 0, "frames in flight per stream of this side's port, 1..1024 (default: 512)")
+	fs.IntVar(&o.window, "window", 0, fmt.Sprintf("frames in flight per stream of this side's port, 1..%d (default: %d)", gm.MaxWindow, gm.DefaultWindow))
 	c.VerboseFlag(&o.verbose, "also print the loopback server's log (prefixed \"server: \") on standard error")
 	o.pcap = c.PcapFlag()
 	return c
@@ -217,8 +217,8 @@ func (o *options) check() string {
 	if o.serve && o.remote != "" {
 		return "--serve and --remote-host exclude each other"
 	}
-	if o.window < 0 || o.window > 1024 {
-		return fmt.Sprintf("invalid value \"%d\" for --window: want 1..1024", o.window)
+	if o.window < 0 || o.window > gm.MaxWindow {
+		return fmt.Sprintf("invalid value \"%d\" for --window: want 1..%d", o.window, gm.MaxWindow)
 	}
 	if o.jsonPath == "-" && o.csvPath == "-" {
 		return "--json and --csv cannot both write to standard output; give one a file (--csv=FILE)"

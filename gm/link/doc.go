@@ -192,7 +192,10 @@
 // TP_STATUS_SEND_REQUEST with an atomic store) and starts them with one
 // sendto(fd, NULL, 0, MSG_DONTWAIT); slots are reused when the kernel has
 // marked them available. TxSlot, TxCommit and Flush are the zero-copy form
-// of the same path. With Config.QdiscBypass, T skips the qdisc
+// of the same path; Geometry says from which frame size it pays
+// (DefaultZeroCopyMin), how many slots the ring has and how many full-size
+// frames the receive ring holds (a GM port advertises half of them as its
+// receive window). With Config.QdiscBypass, T skips the qdisc
 // (PACKET_QDISC_BYPASS: the reference measured +13 % streaming with the
 // TX ring, but such frames are invisible to taps such as tcpdump and
 // dropped, not queued, on a full driver queue). Frames addressed to our own

@@ -22,6 +22,9 @@ type Endpoint interface {
 	HardwareAddr() net.HardwareAddr
 	// MTU is the interface MTU: the largest frame is MTU()+14 bytes.
 	MTU() int
+	// Geometry describes the endpoint's rings: how many frames it can
+	// hold received, and which frames are worth building in a TxSlot.
+	Geometry() Geometry
 
 	// Send transmits one complete Ethernet frame now; it does not retain
 	// the frame.
@@ -56,3 +59,23 @@ type Endpoint interface {
 }
 
 var _ Endpoint = (*Link)(nil)
+
+// Geometry is what a link tells the protocol engine about its rings.
+type Geometry struct {
+	// RxFrames is how many full-size frames (MTU()+14 bytes) the receive
+	// ring holds: the frames a peer may have in flight to it while the
+	// reader is busy elsewhere. 0 means no bound is known.
+	RxFrames int
+	// TxFrames is the number of transmit slots TxSlot lends (0: none).
+	TxFrames int
+	// ZeroCopyMin is the smallest frame, in bytes with the Ethernet
+	// header, that is worth building in place in a TxSlot instead of
+	// handing it to SendBatch (which copies it); 0 means never.
+	ZeroCopyMin int
+}
+
+// DefaultZeroCopyMin is Link's Geometry().ZeroCopyMin. TxSlot and TxCommit
+// each take the Link's send mutex: for 1500-byte frames, building in place
+// costs more than it saves (the copy of 1.5 KB is cheaper than two more
+// lock round trips per frame); for 9000-byte frames it pays.
+const DefaultZeroCopyMin = 4096

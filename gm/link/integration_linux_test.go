@@ -862,6 +862,12 @@ func TestIntegrationZeroCopyAndTap(t *testing.T) {
 	if slots < 8 {
 		t.Fatalf("%d slots, want >= 8", slots)
 	}
+	// Geometry reports the rings as laid out: every transmit slot, and
+	// (TPACKET_V3) the frames RingFrames computes for the configuration.
+	if g := a.Geometry(); g.TxFrames != slots || g.RxFrames <= 0 || g.ZeroCopyMin != DefaultZeroCopyMin ||
+		!strings.HasPrefix(a.Mode(), ModeV2) && g.RxFrames != RingFrames(nil, a.MTU()) {
+		t.Errorf("geometry %+v (mode %s): want %d transmit slots, %d receive frames", g, a.Mode(), slots, RingFrames(nil, a.MTU()))
+	}
 	// A frame to our own MAC is sent at once through send(2), even with
 	// a full ring.
 	if err := a.Send(testFrame(nil, src, src, 9, 1000, 10)); err != nil {

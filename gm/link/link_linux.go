@@ -122,12 +122,7 @@ func Open(ifname string, cfg *Config) (*Link, error) {
 	if c.Ports == 0 {
 		c.Ports = AllPorts
 	}
-	if c.RxBlocks == 0 {
-		c.RxBlocks = DefaultRxBlocks
-	}
-	if c.RxBlocks < 2 {
-		c.RxBlocks = 2
-	}
+	_, c.RxBlocks = rxLayout(&c, 0)
 	if c.TxFrames <= 0 {
 		c.TxFrames = DefaultTxFrames
 	}
@@ -190,16 +185,7 @@ func (l *Link) open() error {
 	l.saDev = linkAddr(l.ifindex, l.cfg.EtherType)
 	l.saLo = linkAddr(l.loIndex, l.cfg.EtherType)
 
-	// Block size: page multiple, room for a descriptor and a full frame.
-	page := os.Getpagesize()
-	bs := l.cfg.RxBlockSize
-	if bs == 0 {
-		bs = DefaultRxBlockSize
-	}
-	if need := bdSize + rxMacOff + wire.EthHeaderLen + l.mtu + v3Align; bs < need {
-		bs = need
-	}
-	bs = (bs + page - 1) / page * page
+	bs, _ := rxLayout(&l.cfg, l.mtu)
 	l.cfg.RxBlockSize = bs
 
 	// Choose the receive path. The self-test uses sockets of its own, so
@@ -1001,18 +987,29 @@ func (l *Link) closeFDs() {
 
 // RingFrames returns how many full-size frames of an interface with the
 // given MTU the receive ring of cfg (nil: the defaults) holds, as Open lays
-// it out: the bound a sender's window must respect so that one stream
+// out a TPACKET_V3 ring (the default mode; Link.Geometry gives the ring a
+// Link has): the bound a sender's window must respect so that one stream
 // cannot overflow the ring of a receiver that is busy elsewhere.
 func RingFrames(cfg *Config, mtu int) int {
 	var c Config
 	if cfg != nil {
 		c = *cfg
 	}
-	bs, nb := c.RxBlockSize, c.RxBlocks
-	if bs <= 0 {
+	bs, nb := rxLayout(&c, mtu)
+	return v3Frames(bs, nb, mtu)
+}
+
+// rxLayout returns the block size and the number of blocks of the receive
+// ring Open lays out for c and an interface of the given MTU (RingFrames
+// and RingMemory use it too): RxBlockSize (0: DefaultRxBlockSize) grown to
+// hold a block descriptor and one full frame and rounded up to a page;
+// RxBlocks (0: DefaultRxBlocks), at least 2.
+func rxLayout(c *Config, mtu int) (bs, nb int) {
+	bs, nb = c.RxBlockSize, c.RxBlocks
+	if bs == 0 {
 		bs = DefaultRxBlockSize
 	}
-	if nb <= 0 {
+	if nb == 0 {
 		nb = DefaultRxBlocks
 	}
 	nb = max(nb, 2)
@@ -1020,7 +1017,25 @@ func RingFrames(cfg *Config, mtu int) int {
 		bs = need
 	}
 	page := os.Getpagesize()
-	bs = (bs + page - 1) / page * page
+	return (bs + page - 1) / page * page, nb
+}
+
+// v3Frames is how many frames of an interface with the given MTU a
+// TPACKET_V3 ring of nb blocks of bs bytes holds.
+func v3Frames(bs, nb, mtu int) int {
 	per := (rxMacOff + wire.EthHeaderLen + mtu + v3Align - 1) &^ (v3Align - 1)
 	return (bs - bdSize) / per * nb
+}
+
+// Geometry returns the geometry of the Link's rings: the full-size frames
+// (of the interface MTU, cluster-key trailer included) its receive ring
+// holds, its transmit slots, and DefaultZeroCopyMin.
+func (l *Link) Geometry() Geometry {
+	g := Geometry{TxFrames: l.tx.nFrames, ZeroCopyMin: DefaultZeroCopyMin}
+	if l.rx.v2 {
+		g.RxFrames = l.rx.nFrames
+	} else if l.rx.nBlocks > 0 {
+		g.RxFrames = v3Frames(l.rx.blockSize, l.rx.nBlocks, l.mtu)
+	}
+	return g
 }

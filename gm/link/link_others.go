@@ -66,5 +66,8 @@ func (l *Link) Mode() string { return "unsupported" }
 // Close returns nil.
 func (l *Link) Close() error { return nil }
 
+// Geometry returns the zero Geometry: there are no rings on this system.
+func (l *Link) Geometry() Geometry { return Geometry{} }
+
 // RingFrames returns 0: there is no receive ring on this system.
 func RingFrames(cfg *Config, mtu int) int { return 0 }

@@ -1,10 +1,6 @@
 package link
 
-import (
-	"os"
-
-	"github.com/ethergm/ethergm/wire"
-)
+import "github.com/ethergm/ethergm/wire"
 
 // RingMemory returns the sizes in bytes of the receive and transmit rings
 // that Open maps for an interface of the given MTU with cfg (nil: the
@@ -26,19 +22,7 @@ func RingMemory(cfg *Config, mtu int) (rx, tx int) {
 	if cfg != nil {
 		c = *cfg
 	}
-	bs, nb := c.RxBlockSize, c.RxBlocks
-	if bs == 0 {
-		bs = DefaultRxBlockSize
-	}
-	if nb == 0 {
-		nb = DefaultRxBlocks
-	}
-	nb = max(nb, 2)
-	if need := bdSize + rxMacOff + wire.EthHeaderLen + mtu + v3Align; bs < need {
-		bs = need
-	}
-	page := os.Getpagesize()
-	bs = (bs + page - 1) / page * page
+	bs, nb := rxLayout(&c, mtu)
 	if c.V2 {
 		fs := 2048
 		for fs < rxMacOffV2+wire.EthHeaderLen+mtu {

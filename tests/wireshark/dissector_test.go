@@ -381,10 +381,22 @@ func TestDisplayFilters(t *testing.T) {
 		{`ethergm.type == 0x22 && ethergm.config.entry.name contains "node-two"`, 2},
 		{`_ws.expert.severity >= "Error" && ethergm`, 12},
 		{`ethergm.raddr`, 4},
+		{`ethergm.window == 448`, 1},
+		{`ethergm.type == "OPEN" && ethergm.session == 0x5e55 && ethergm.ack == 0x5e54`, 1},
 	} {
 		if got := count(tt.filter); got != tt.want {
 			t.Errorf("-Y '%s' matches %d frames, want %d", tt.filter, got, tt.want)
 		}
+	}
+
+	// The Info column of the session handshake names the session, the one
+	// an OPEN replaces and the window an OPEN_ACK advertises.
+	out := runTshark(t, "-r", path, "-Y", `ethergm.type == "OPEN" || ethergm.type == "OPEN_ACK"`,
+		"-T", "fields", "-e", "_ws.col.Info")
+	want := "OPEN 1:2 -> 2:3 session=0x5e55 replaces=0x5e54 [HIGH]\n" +
+		"OPEN_ACK seq=200 ack=41 1:2 -> 2:3 session=0x5e55 window=448 [ACKVALID]\n"
+	if string(out) != want {
+		t.Errorf("Info column of OPEN and OPEN_ACK:\n%s\nwant\n%s", out, want)
 	}
 
 	// Every filter the README recommends is valid and matches something.

@@ -96,7 +96,7 @@ func (x *expecter) expect(tb testing.TB, frame []byte) (fields []want, experts [
 		num("ethergm.session", uint64(h.Session())),
 		num("ethergm.seq", uint64(h.Seq())),
 		num("ethergm.ack", uint64(h.Ack())),
-		num("ethergm.msglen", uint64(h.MsgLen())),
+		num(msglenField(t), uint64(h.MsgLen())),
 		num("ethergm.offset", uint64(h.Offset())),
 		num("ethergm.paylen", uint64(h.PayloadLen())),
 		num("ethergm.reserved", uint64(h.Reserved())),
@@ -141,6 +141,15 @@ func (x *expecter) expect(tb testing.TB, frame []byte) (fields []want, experts [
 	}
 	slices.Sort(experts)
 	return fields, experts, x.info.Summary(frame, wire.EtherType)
+}
+
+// msglenField is the field the dissector shows the msglen bytes as: the
+// receive window in OPEN_ACK frames (docs/PROTOCOL.md, section 7.9).
+func msglenField(t wire.Type) string {
+	if t == wire.TypeOpenAck {
+		return "ethergm.window"
+	}
+	return "ethergm.msglen"
 }
 
 // bodyFields returns the expected fields of a mapper body, decoded with

@@ -161,6 +161,8 @@ local f = {
     seq = ProtoField.uint32("ethergm.seq", "Sequence number", base.DEC),
     ack = ProtoField.uint32("ethergm.ack", "Cumulative ack", base.DEC),
     msglen = ProtoField.uint32("ethergm.msglen", "Message length", base.DEC),
+    -- The msglen field of OPEN_ACK frames: the receive window (section 7.9).
+    window = ProtoField.uint32("ethergm.window", "Receive window (frames)", base.DEC),
     offset = ProtoField.uint32("ethergm.offset", "Segment offset", base.DEC),
     paylen = ProtoField.uint16("ethergm.paylen", "Payload length", base.DEC),
     reserved = ProtoField.uint16("ethergm.reserved", "Reserved", base.HEX),
@@ -777,8 +779,8 @@ local function dissect(tvb, pinfo, root)
     local sti = tree:add(f.session, tvb(16, 4))
     local qi = tree:add(f.seq, tvb(20, 4))
     local ai = tree:add(f.ack, tvb(24, 4))
-    -- The session handshake (PROTOCOL.md 7.8) gives seq and ack meanings
-    -- of their own.
+    -- The session handshake (PROTOCOL.md 7.9) gives seq, ack and msglen
+    -- meanings of their own.
     if ftype == TYPE_OPEN then
         sti:append_text(" (proposed)")
         ai:append_text(" (the session it replaces)")
@@ -788,7 +790,14 @@ local function dissect(tvb, pinfo, root)
             ai:append_text(" (cumulative ack of the session replaced)")
         end
     end
-    tree:add(f.msglen, tvb(28, 4))
+    if ftype == TYPE_OPEN_ACK then
+        local wi = tree:add(f.window, tvb(28, 4))
+        if msglen == 0 then
+            wi:append_text(" (none advertised)")
+        end
+    else
+        tree:add(f.msglen, tvb(28, 4))
+    end
     local ot = tree:add(f.offset, tvb(32, 4))
     local lt = tree:add(f.paylen, tvb(36, 2))
     tree:add(f.reserved, tvb(38, 2))
@@ -900,13 +909,14 @@ local function dissect(tvb, pinfo, root)
 
     -- Info column (gm_frames --listen prints the same summary):
     --   TYPE [version N] seq= ack= snode:sport -> tnode:tport [self-test]
-    --   reason= session= size= raddr= len= msglen= read= round= seg k/n
+    --   reason= session= replaces= window= size= raddr= len= msglen= read=
+    --   round= seg k/n
     --   body [FLAGS] [BAD CRC] [BAD LENGTH] [TRUNCATED]
     local info = { type_name(ftype) }
     if version ~= VERSION then
         info[#info + 1] = string.format("[version %d]", version)
     end
-    if is_reliable or ftype == TYPE_NACK then
+    if is_reliable or ftype == TYPE_NACK or ftype == TYPE_OPEN_ACK then
         info[#info + 1] = "seq=" .. seq
     end
     if ftype == TYPE_ACK or bit32.band(flags, FLAG_ACK_VALID) ~= 0 then
@@ -919,8 +929,13 @@ local function dissect(tvb, pinfo, root)
     if ftype == TYPE_NACK then
         info[#info + 1] = "reason=" .. nack_name(status)
     end
-    if is_reliable or ftype == TYPE_ACK or ftype == TYPE_NACK then
+    if is_reliable or ftype == TYPE_ACK or ftype == TYPE_NACK or ftype == TYPE_OPEN or ftype == TYPE_OPEN_ACK then
         info[#info + 1] = string.format("session=0x%x", session)
+    end
+    if ftype == TYPE_OPEN and ack ~= 0 then
+        info[#info + 1] = string.format("replaces=0x%x", ack)
+    elseif ftype == TYPE_OPEN_ACK then
+        info[#info + 1] = "window=" .. msglen
     end
     if is_data or ftype == TYPE_DATAGRAM then
         info[#info + 1] = "size=" .. size

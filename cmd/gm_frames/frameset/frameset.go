@@ -10,7 +10,7 @@ import (
 
 // Params says between which endpoints the sample travels. Frames go from
 // (SrcNode, SrcPort) at Src to (DstNode, DstPort) at Dst, except the
-// replies (ACK, NACK, GOT, SCOUT_REPLY, CONFIG_ACK), which are addressed
+// replies (ACK, NACK, GOT, OPEN_ACK, SCOUT_REPLY, CONFIG_ACK), which are addressed
 // the same way so that one receiver sees them all; only their fields say
 // they are replies.
 type Params struct {
@@ -53,6 +53,10 @@ const (
 	LocalAddr  uint64 = 0x0000000200000040
 )
 
+// OpenWindow is the receive window the OPEN_ACK advertises (448: half the
+// default receive ring at MTU 9000).
+const OpenWindow = 448
+
 // MapperPort is the GM port mapper frames are exchanged on.
 const MapperPort = 1
 
@@ -80,8 +84,13 @@ func Build(p *Params) ([]Frame, error) {
 			hf.TargetPort, hf.SourcePort = p.DstPort, p.SrcPort
 		}
 		hf.TargetNode, hf.SourceNode = p.DstNode, p.SrcNode
-		if hf.Type.IsReliable() || hf.Type == wire.TypeAck || hf.Type == wire.TypeNack {
+		switch hf.Type {
+		case wire.TypeAck, wire.TypeNack, wire.TypeOpen, wire.TypeOpenAck:
 			hf.Session = p.Session
+		default:
+			if hf.Type.IsReliable() {
+				hf.Session = p.Session
+			}
 		}
 		out = append(out, Frame{
 			Name:  name,
@@ -144,6 +153,14 @@ func Build(p *Params) ([]Frame, error) {
 			msg := []byte("an unreliable DATAGRAM")
 			add("DATAGRAM", p.Dst, wire.HeaderFields{Type: t, Flags: wire.FlagHigh,
 				Size: token.MinSizeForLength(len(msg)), MsgLen: uint32(len(msg))}, msg)
+		case wire.TypeOpen:
+			// Session 0x5e55 replaces 0x5e54 (the session before it).
+			add("OPEN", p.Dst, wire.HeaderFields{Type: t, Flags: wire.FlagHigh, Ack: p.Session - 1}, nil)
+		case wire.TypeOpenAck:
+			// The session starts at seq 200; 41 frames of the replaced one
+			// arrived; the receiver takes OpenWindow frames in flight.
+			add("OPEN_ACK", p.Dst, wire.HeaderFields{Type: t, Flags: wire.FlagAckValid, Seq: 200, Ack: 41,
+				MsgLen: OpenWindow}, nil)
 		case wire.TypeScout, wire.TypeScoutReply:
 			// The sender is the mapper (level 1) scouting in round 5; the
 			// receiver replies with what it holds.

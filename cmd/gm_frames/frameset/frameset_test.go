@@ -54,6 +54,14 @@ func TestBuild(t *testing.T) {
 				t.Errorf("%s: NACK with status %d, size %d, msglen %d, paylen %d", f.Name,
 					h.Status(), h.Size(), h.MsgLen(), h.PayloadLen())
 			}
+		case t0 == wire.TypeOpen || t0 == wire.TypeOpenAck:
+			// PROTOCOL.md 7.9: the proposed session; an OPEN carries no
+			// msglen, an OPEN_ACK its receive window there.
+			if h.Session() != params.Session || h.Size() != 0 || h.Offset() != 0 || h.PayloadLen() != 0 ||
+				t0 == wire.TypeOpen && h.MsgLen() != 0 || t0 == wire.TypeOpenAck && h.MsgLen() != OpenWindow {
+				t.Errorf("%s: session %#x, size %d, msglen %d, offset %d, paylen %d", f.Name,
+					h.Session(), h.Size(), h.MsgLen(), h.Offset(), h.PayloadLen())
+			}
 		case t0 == wire.TypeGet:
 			if h.PayloadLen() != 8 {
 				t.Errorf("%s: GET payload of %d bytes, want the 8-byte local address", f.Name, h.PayloadLen())
@@ -116,6 +124,8 @@ func TestSummary(t *testing.T) {
 		"GET":                    "GET seq=103 1:2 -> 2:3 session=0x5e55 raddr=0x00007f00deadbf00 read=256 laddr=0x0000000200000040",
 		"GOT":                    "GOT seq=7 ack=103 1:2 -> 2:3 session=0x5e55 raddr=0x0000000200000040 len=256 [ACKVALID]",
 		"DATAGRAM":               "DATAGRAM 1:2 -> 2:3 size=5 len=22 [HIGH]",
+		"OPEN":                   "OPEN 1:2 -> 2:3 session=0x5e55 replaces=0x5e54 [HIGH]",
+		"OPEN_ACK":               "OPEN_ACK seq=200 ack=41 1:2 -> 2:3 session=0x5e55 window=448 [ACKVALID]",
 		"SCOUT":                  `SCOUT 1:1 -> 0:1 round=5 host=02:00:00:00:00:01 "mapper-host" node=1 level=1 map=7`,
 		"SCOUT_REPLY":            `SCOUT_REPLY 1:1 -> 2:1 round=5 host=02:00:00:00:00:01 "replying-host" node=1 level=0 map=6`,
 		"CONFIG":                 "CONFIG 1:1 -> 2:1 round=5 map=7 mapper=02:00:00:00:00:01 entries=1..4/6",

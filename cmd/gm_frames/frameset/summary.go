@@ -13,6 +13,7 @@ import (
 // for example
 //
 //	DATA_MIDDLE seq=201 ack=41 1:2 -> 2:3 session=0x5e55 size=12 len=1000 msglen=2500 seg 2/3 [ACKVALID]
+//	OPEN_ACK seq=200 ack=41 1:2 -> 2:3 session=0x5e55 window=448 [ACKVALID]
 //
 // It remembers the segment length of each message stream so that the last
 // segment of a message can be numbered, as the dissector does. The zero
@@ -36,7 +37,7 @@ func (s *Summarizer) Summary(frame []byte, etherType uint16) string {
 	var parts []string
 	add := func(f string, a ...any) { parts = append(parts, fmt.Sprintf(f, a...)) }
 	add("%v", t)
-	if reliable || t == wire.TypeNack {
+	if reliable || t == wire.TypeNack || t == wire.TypeOpenAck {
 		add("seq=%d", h.Seq())
 	}
 	if t == wire.TypeAck || h.Flags().Has(wire.FlagAckValid) {
@@ -49,8 +50,14 @@ func (s *Summarizer) Summary(frame []byte, etherType uint16) string {
 	if t == wire.TypeNack {
 		add("reason=%v", h.NackReason())
 	}
-	if reliable || t == wire.TypeAck || t == wire.TypeNack {
+	if reliable || t == wire.TypeAck || t == wire.TypeNack || t == wire.TypeOpen || t == wire.TypeOpenAck {
 		add("session=0x%x", h.Session())
+	}
+	switch {
+	case t == wire.TypeOpen && h.Ack() != 0:
+		add("replaces=0x%x", h.Ack())
+	case t == wire.TypeOpenAck:
+		add("window=%d", h.MsgLen())
 	}
 	if isData || t == wire.TypeDatagram {
 		add("size=%d", h.Size())

@@ -35,8 +35,8 @@ func (e *Engine) Dump(now Time) string {
 				}
 				base := s.isn
 				r := func(q uint32) int32 { return diff(q, base) }
-				fmt.Fprintf(&b, "  tx -> node %d port %d pri %d: session %08x una %d nxt %d nextSeq %d hiSent %d inflight %d rtx [%d,%d) all=%v queued %d assigned %d",
-					p.node, port, pri, s.session, r(s.una), r(s.nxt), r(s.nextSeq), r(s.hiSent), diff(s.nxt, s.una),
+				fmt.Fprintf(&b, "  tx -> node %d port %d pri %d: session %08x una %d nxt %d nextSeq %d hiSent %d inflight %d/%d rtx [%d,%d) all=%v queued %d assigned %d",
+					p.node, port, pri, s.session, r(s.una), r(s.nxt), r(s.nextSeq), r(s.hiSent), diff(s.nxt, s.una), s.window,
 					r(s.rtxNext), r(s.rtxEnd), s.rtxAll, s.qLen, s.qAssigned)
 				fmt.Fprintf(&b, " opening %v (sent %v, leaving %08x)", s.opening, s.openSent, s.prevSess)
 				fmt.Fprintf(&b, " disabled %v active %v probing %v noBuf %v (since %s) backoff %v until %s rto %v at %s srtt %v lastHeard %s fastHold %s txCount %d lostBefore %d\n",

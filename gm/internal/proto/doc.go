@@ -65,7 +65,8 @@
 // answer sent at once carries it. A sender sends what the acks of a batch
 // allow in Pump or Tick, in one burst.
 //
-// The sender keeps at most Window frames in flight per stream and numbers
+// The sender keeps at most Window frames in flight per stream (fewer if the
+// receiver's OPEN_ACK advertises a smaller receive window) and numbers
 // every transmission. An unacknowledged frame below the highest selectively
 // acked one is lost once a frame transmitted more than reorderSlack
 // transmissions after it has been acked; lost frames (including lost

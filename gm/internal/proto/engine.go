@@ -62,17 +62,12 @@ type Out interface {
 	SendBatch(frames [][]byte) (int, error)
 }
 
-// DefaultZeroCopyMin is the default Config.ZeroCopyMin. Measured with
-// link.Link, whose TxSlot and TxCommit each take the link's send mutex,
-// building in place costs more than it saves for 1500-byte frames (the
-// copy of 1.5 KB is cheaper than two more lock round trips per frame) and
-// pays for 9000-byte ones.
-const DefaultZeroCopyMin = 4096
-
 // SlotOut is an Out that also lends transmit-ring slots (link.Link does):
 // the engine then builds the frames of a batch directly in the slots (no
-// copy), commits each and starts the batch with one Flush. A lone frame
-// still goes out with Send. TxSlot returns nil when no slot is free.
+// copy), commits each and starts the batch with one Flush, if its frames
+// are at least Config.ZeroCopyMin bytes (the link says from which size
+// that pays). A lone frame still goes out with Send. TxSlot returns nil
+// when no slot is free.
 type SlotOut interface {
 	Out
 	TxSlot() []byte
@@ -80,8 +75,25 @@ type SlotOut interface {
 	Flush() error
 }
 
-// DefaultMaxAckDelay is the default Config.MaxAckDelay.
-const DefaultMaxAckDelay = 10 * time.Millisecond
+// Defaults of the Config fields whose zero value means "default". The gm
+// package's defaults of the same settings are these.
+const (
+	DefaultWindow          = 512
+	DefaultProgressTimeout = 60 * time.Second
+	DefaultLivenessTimeout = 30 * time.Second
+	DefaultMinRTO          = 2 * time.Millisecond
+	DefaultMaxRTO          = 500 * time.Millisecond
+	DefaultInitialRTO      = 20 * time.Millisecond
+	DefaultAckDelay        = 200 * time.Microsecond
+	DefaultAckEvery        = 64
+	DefaultMaxAckDelay     = 10 * time.Millisecond
+	// DefaultSegLen is the segment length of a 1500-byte MTU.
+	DefaultSegLen = 1500 - wire.HeaderLen
+)
+
+// MaxWindow is the largest Config.Window: the frames in flight per stream
+// that the sender's and receiver's bitmaps track.
+const MaxWindow = maxWindow
 
 // Config parameterises an Engine. Zero durations take the defaults given.
 type Config struct {
@@ -92,15 +104,24 @@ type Config struct {
 	SegLen    int     // payload bytes per data frame (link MTU - wire.HeaderLen)
 
 	SendTokens, RecvTokens int // 0 = GM defaults (61, 253)
-	Window                 int // max frames in flight per stream, 1..1024; 0 = 512
+	Window                 int // max frames in flight per stream, 1..MaxWindow; 0 = DefaultWindow
 
-	ProgressTimeout time.Duration // no buffer for this long -> GM_SEND_TIMED_OUT; default 60 s
-	LivenessTimeout time.Duration // no answer for this long -> NODE_UNREACHABLE; default 30 s
-	MinRTO          time.Duration // default 2 ms
-	MaxRTO          time.Duration // default 500 ms
-	InitialRTO      time.Duration // default 20 ms
-	AckDelay        time.Duration // default 200 us
-	AckEvery        int           // default 64 frames
+	// RecvWindow is what this port advertises in its OPEN_ACKs: the most
+	// frames in flight per stream its receive ring takes (1..MaxWindow),
+	// or 0 if it knows no bound. A sender keeps at most the minimum of
+	// its Window and the receiver's advertisement in flight; when the
+	// receiver advertises 0 (an older peer, or no known bound), it
+	// assumes the receiver takes what it takes itself: RecvWindow, if
+	// not 0 (see docs/PROTOCOL.md, section 7.9).
+	RecvWindow int
+
+	ProgressTimeout time.Duration // no buffer for this long -> GM_SEND_TIMED_OUT; default DefaultProgressTimeout
+	LivenessTimeout time.Duration // no answer for this long -> NODE_UNREACHABLE; default DefaultLivenessTimeout
+	MinRTO          time.Duration // default DefaultMinRTO
+	MaxRTO          time.Duration // default DefaultMaxRTO
+	InitialRTO      time.Duration // default DefaultInitialRTO
+	AckDelay        time.Duration // default DefaultAckDelay
+	AckEvery        int           // frames; default DefaultAckEvery
 
 	// MaxAckDelay is how late the peer's acknowledgements may be beyond
 	// the round trip: its AckDelay, and the time until its process next
@@ -113,7 +134,8 @@ type Config struct {
 	// ZeroCopyMin is the smallest full data frame (header included, in
 	// bytes) for which the engine builds frames in place in the ring slots
 	// of a SlotOut; smaller ones are built in a buffer and copied by
-	// SendBatch. 0 means DefaultZeroCopyMin.
+	// SendBatch. 0 means never (the gm package sets it from the link's
+	// link.Geometry).
 	ZeroCopyMin int
 
 	// Resolve maps a node id to the MAC its frames go to. It is called
@@ -229,6 +251,7 @@ type txStream struct {
 	session    uint32
 	isn        uint32 // the session's first sequence number (chosen by the receiver)
 	opening    bool   // session is proposed (OPEN) and not yet answered (OPEN_ACK)
+	window     int32  // frames in flight at most: Window, or less if the receiver's OPEN_ACK says so
 	openSent   bool   // the OPEN went out; rtoAt is when it is repeated
 	prevSess   uint32 // opening: the session left, whose delivered prefix the OPEN_ACK reports
 	failSt     Status // the error that last disabled the stream in this session (0 if none)
@@ -409,29 +432,28 @@ func New(cfg Config, out Out) *Engine {
 	if cfg.RecvTokens <= 0 {
 		cfg.RecvTokens = token.DefaultReceiveTokens
 	}
-	if cfg.Window <= 0 || cfg.Window > maxWindow {
-		cfg.Window = 512
+	if cfg.Window <= 0 {
+		cfg.Window = DefaultWindow
 	}
+	cfg.Window = min(cfg.Window, maxWindow)
+	cfg.RecvWindow = min(max(cfg.RecvWindow, 0), maxWindow)
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
 			*d = v
 		}
 	}
-	def(&cfg.ProgressTimeout, 60*time.Second)
-	def(&cfg.LivenessTimeout, 30*time.Second)
-	def(&cfg.MinRTO, 2*time.Millisecond)
-	def(&cfg.MaxRTO, 500*time.Millisecond)
-	def(&cfg.InitialRTO, 20*time.Millisecond)
-	def(&cfg.AckDelay, 200*time.Microsecond)
+	def(&cfg.ProgressTimeout, DefaultProgressTimeout)
+	def(&cfg.LivenessTimeout, DefaultLivenessTimeout)
+	def(&cfg.MinRTO, DefaultMinRTO)
+	def(&cfg.MaxRTO, DefaultMaxRTO)
+	def(&cfg.InitialRTO, DefaultInitialRTO)
+	def(&cfg.AckDelay, DefaultAckDelay)
 	def(&cfg.MaxAckDelay, DefaultMaxAckDelay)
 	if cfg.AckEvery <= 0 {
-		cfg.AckEvery = 64
+		cfg.AckEvery = DefaultAckEvery
 	}
 	if cfg.SegLen <= 0 {
-		cfg.SegLen = 1500 - wire.HeaderLen
-	}
-	if cfg.ZeroCopyMin <= 0 {
-		cfg.ZeroCopyMin = DefaultZeroCopyMin
+		cfg.SegLen = DefaultSegLen
 	}
 	e := &Engine{
 		cfg:        cfg,
@@ -450,7 +472,7 @@ func New(cfg Config, out Out) *Engine {
 		txNew:      make([]bool, 0, batchMax),
 		ctrlBuf:    make([]byte, 0, wire.EthHeaderLen+wire.HeaderLen+maxWindow/8+64),
 	}
-	if wire.EthHeaderLen+wire.HeaderLen+cfg.SegLen >= cfg.ZeroCopyMin {
+	if cfg.ZeroCopyMin > 0 && wire.EthHeaderLen+wire.HeaderLen+cfg.SegLen >= cfg.ZeroCopyMin {
 		e.slots, _ = out.(SlotOut)
 	}
 	for i := range e.recs {
@@ -567,7 +589,7 @@ func (e *Engine) resolve(p *peer) bool {
 func (e *Engine) tx(p *peer, port, pri uint8) *txStream {
 	s := p.tx[port][pri]
 	if s == nil {
-		s = &txStream{peer: p, port: port, pri: pri, rto: e.cfg.InitialRTO}
+		s = &txStream{peer: p, port: port, pri: pri, rto: e.cfg.InitialRTO, window: int32(e.cfg.Window)}
 		e.open(0, s)
 		p.tx[port][pri] = s
 	}

@@ -153,6 +153,7 @@ func (e *Engine) onOpen(p *peer, sp, pri uint8, h wire.Header) {
 	e.hdr = wire.HeaderFields{
 		Type: wire.TypeOpenAck, TargetPort: sp, SourcePort: e.cfg.Port, Flags: fl,
 		TargetNode: p.node, SourceNode: e.cfg.NodeID, Session: sess, Seq: rs.pendSeq, Ack: ack,
+		MsgLen: uint32(e.cfg.RecvWindow), // the window this port takes (section 7.9)
 	}
 	e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], p.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, nil)
 	if e.out.Send(e.ctrlBuf) == nil {

@@ -264,7 +264,7 @@ func (e *Engine) pump(now Time, s *txStream) {
 	if s.rtxNext == s.rtxEnd {
 		s.rtxAll = false
 	}
-	w := int32(e.cfg.Window)
+	w := s.window
 	for s.qAssigned < s.qLen || diff(s.nxt, s.nextSeq) < 0 {
 		if s.probing && (now < s.backoffUntil || s.nxt != s.una) {
 			break
@@ -573,6 +573,7 @@ func (e *Engine) onOpenAck(now Time, s *txStream, h wire.Header) {
 		failed = e.orphan(now, s)
 	}
 	e.established(now, s, h.Seq())
+	s.window = int32(e.sendWindow(h.MsgLen()))
 	e.trace(now, trEstablished, s.peer.node, s.port, s.pri, s.isn, s.session, s.isn, 0, 0, s.lastHeard)
 	if failed {
 		// As after any send error: the held sends wait for Resume or
@@ -585,6 +586,22 @@ func (e *Engine) onOpenAck(now Time, s *txStream, h wire.Header) {
 		e.activate(s)
 		e.pump(now, s)
 	}
+}
+
+// sendWindow returns the window of a stream whose receiver advertised adv
+// frames in its OPEN_ACK (the frame's msglen field): the minimum of Window
+// and adv; for adv 0 (a receiver that predates the advertisement, or knows
+// no bound), of Window and this port's own RecvWindow, if any: the receiver
+// is assumed to take what this port takes.
+func (e *Engine) sendWindow(adv uint32) int {
+	w := e.cfg.Window
+	if adv == 0 {
+		adv = uint32(e.cfg.RecvWindow)
+	}
+	if adv > 0 && adv < uint32(w) {
+		w = int(adv)
+	}
+	return w
 }
 
 // orphan settles, when a new incarnation of s's receiver answers s's OPEN

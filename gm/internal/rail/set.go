@@ -192,6 +192,27 @@ func (s *Set) Len() int { return s.n }
 // MACs returns this host's MAC on each rail, in the order of the links.
 func (s *Set) MACs() [][6]byte { return s.macs }
 
+// Geometry is the geometry of the set's link, or of the smallest of its
+// rails: the fewest receive frames any rail bounds (0: none bounds them),
+// the fewest transmit slots, and the largest ZeroCopyMin (0, never, if a
+// rail never pays).
+func (s *Set) Geometry() link.Geometry {
+	g := s.links[0].Geometry()
+	for _, l := range s.links[1:] {
+		lg := l.Geometry()
+		if lg.RxFrames > 0 && (g.RxFrames == 0 || lg.RxFrames < g.RxFrames) {
+			g.RxFrames = lg.RxFrames
+		}
+		g.TxFrames = min(g.TxFrames, lg.TxFrames)
+		if lg.ZeroCopyMin == 0 || g.ZeroCopyMin == 0 {
+			g.ZeroCopyMin = 0
+		} else {
+			g.ZeroCopyMin = max(g.ZeroCopyMin, lg.ZeroCopyMin)
+		}
+	}
+	return g
+}
+
 // MTU returns the MTU frames are cut to: the smallest of the rails'.
 func (s *Set) MTU() int { return s.mtu }
 

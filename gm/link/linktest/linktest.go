@@ -126,6 +126,10 @@ func (h *Hub) deliverLocked(from *Link, frame []byte) {
 		if l == from || l.closed || !l.running || !bcast && l.mac != dst {
 			continue
 		}
+		if l.rxFrames > 0 && len(l.rx) >= l.rxFrames {
+			l.st.KernelDrops++ // a full receive ring
+			continue
+		}
 		var b []byte
 		if k := len(l.free); k > 0 {
 			b, l.free = l.free[k-1][:0], l.free[:k-1]
@@ -149,13 +153,14 @@ type Link struct {
 	// Guarded by hub.mu. Frame buffers are recycled (steady state without
 	// allocation): lent holds the frames of the last Recv, free those
 	// that can be reused.
-	rx      [][]byte
-	lent    [][]byte
-	free    [][]byte
-	woken   bool
-	closed  bool
-	running bool
-	st      link.Stats
+	rx       [][]byte
+	lent     [][]byte
+	free     [][]byte
+	woken    bool
+	closed   bool
+	running  bool
+	st       link.Stats
+	rxFrames int // receive queue bound (SetRxFrames); 0: none
 
 	// Sender side (one goroutine).
 	slots     [][]byte
@@ -172,6 +177,25 @@ func (l *Link) HardwareAddr() net.HardwareAddr { return net.HardwareAddr(l.mac[:
 
 // MTU returns the Link's MTU.
 func (l *Link) MTU() int { return l.mtu }
+
+// Geometry returns the Link's geometry: RxFrames as set by SetRxFrames (0,
+// no bound, by default), its transmit slots, and link.DefaultZeroCopyMin
+// (so that ports over a Link take the paths they take over a link.Link).
+func (l *Link) Geometry() link.Geometry {
+	l.hub.mu.Lock()
+	defer l.hub.mu.Unlock()
+	return link.Geometry{RxFrames: l.rxFrames, TxFrames: len(l.slots), ZeroCopyMin: link.DefaultZeroCopyMin}
+}
+
+// SetRxFrames bounds the Link's receive queue to n frames, as a receive
+// ring of n frames would (0: no bound): a frame that finds n frames not
+// yet received is dropped and counted in Stats().KernelDrops. Geometry
+// reports n.
+func (l *Link) SetRxFrames(n int) {
+	l.hub.mu.Lock()
+	l.rxFrames = max(n, 0)
+	l.hub.mu.Unlock()
+}
 
 // SetRunning takes the interface down (false: sends fail with
 // link.ErrInterfaceDown, nothing is delivered to it) or up again.

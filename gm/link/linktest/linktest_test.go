@@ -83,3 +83,30 @@ func TestHub(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// TestRxFrames: a Link reports no receive bound by default; SetRxFrames
+// bounds its queue (frames beyond it are dropped and counted as kernel
+// drops) and Geometry reports the bound.
+func TestRxFrames(t *testing.T) {
+	h := NewHub()
+	ma, mb := [6]byte{2, 0, 0, 0, 0, 1}, [6]byte{2, 0, 0, 0, 0, 2}
+	a, b := h.Open("a", ma, 0, nil), h.Open("b", mb, 0, nil)
+	if g := b.Geometry(); g.RxFrames != 0 || g.TxFrames != txSlots || g.ZeroCopyMin != link.DefaultZeroCopyMin {
+		t.Fatalf("default geometry %+v", g)
+	}
+	b.SetRxFrames(2)
+	if g := b.Geometry(); g.RxFrames != 2 {
+		t.Fatalf("geometry %+v after SetRxFrames(2)", g)
+	}
+	for i := range 3 {
+		a.Send(frameTo(mb, ma, byte(i)))
+	}
+	fr := make([][]byte, 8)
+	if n := b.Recv(fr); n != 2 || fr[0][19] != 0 || fr[1][19] != 1 || b.Stats().KernelDrops != 1 {
+		t.Fatalf("%d frames received, %d dropped", n, b.Stats().KernelDrops)
+	}
+	a.Send(frameTo(mb, ma, 3))
+	if n := b.Recv(fr); n != 1 || fr[0][19] != 3 {
+		t.Fatalf("after a Recv: %d frames", n)
+	}
+}
