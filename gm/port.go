@@ -131,7 +131,6 @@ type Port struct {
 	ready      atomic.Bool // the port is built (Info may look at the engine)
 
 	frames  [][]byte
-	pev     proto.Event
 	cur     Event
 	waiting bool // the application is inside link.Wait (guarded by mu)
 	// sentDeferred: a SENT_TOKENS event was moved behind a receive event
@@ -765,26 +764,27 @@ func (p *Port) nextEventLocked(now time.Duration) *Event {
 	if ev := p.eng.PeekEvent(); ev != nil && ev.Type == proto.EventSentTokens && !p.sentDeferred && p.eng.SwapFirstEvents() {
 		p.sentDeferred = true
 	}
-	if p.eng.PopEvent(&p.pev) {
-		if p.pev.Type == proto.EventSentTokens {
+	if ev := p.eng.TakeEvent(); ev != nil {
+		if ev.Type == proto.EventSentTokens {
 			p.sentDeferred = false
 		}
+		// The engine's event stays valid until the next TakeEvent, which
+		// only the next receive call makes: a FAST message is not copied
+		// again, Message points at the engine's copy of it.
 		e := &p.cur
-		e.Type = EventType(p.pev.Type)
-		e.Priority = Priority(p.pev.Priority)
-		e.Size, e.Tag = p.pev.Size, p.pev.Tag
-		e.SenderPort, e.SenderNode = int(p.pev.SenderPort), NodeID(p.pev.SenderNode)
-		e.Length, e.Buffer = int(p.pev.Length), p.pev.Buffer
+		e.Type = EventType(ev.Type)
+		e.Priority = Priority(ev.Priority)
+		e.Size, e.Tag = ev.Size, ev.Tag
+		e.SenderPort, e.SenderNode = int(ev.SenderPort), NodeID(ev.SenderNode)
+		e.Length, e.Buffer = int(ev.Length), ev.Buffer
 		switch {
 		case e.Type.IsFast():
-			n := copy(e.fast[:], p.pev.Fast[:p.pev.FastLen])
-			e.Message = e.fast[:n]
+			e.Message = ev.Fast[:ev.FastLen:ev.FastLen]
 		case e.Type.IsRecv():
 			e.Message = e.Buffer[:e.Length]
 		default:
 			e.Message = nil
 		}
-		p.pev.Buffer = nil
 		return e
 	}
 	if !p.alarmQueued && p.alarmDueLocked(now) {

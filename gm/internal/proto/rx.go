@@ -351,7 +351,16 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 			rs.segLen = plen
 		}
 		if m.nseg == 1 && m.msgLen <= MaxFastRecvBytes {
-			m.fastLen = copy(m.fast[:], h.Payload())
+			// A FAST message: its bytes go to its event. Delivered now
+			// (in order, the usual case), they are copied once, from the
+			// frame straight into the event (deliver); a message that
+			// waits for an earlier one keeps a copy of its own.
+			m.fastLen = int(plen)
+			if seq == rs.rcvNxt {
+				e.rxFast, e.rxFastMsg = h.Payload(), m
+			} else {
+				copy(m.fast[:], h.Payload())
+			}
 		} else {
 			copy(e.pools.Buffer(m.slot).Buf[off:off+plen], h.Payload())
 		}
@@ -384,6 +393,12 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 		rs.mHead = (rs.mHead + 1) % rxMsgs
 		rs.mLen--
 		immediate = immediate || rs.dropped
+	}
+	if m := e.rxFastMsg; m != nil {
+		// Not delivered after all: keep its bytes (the frame's view dies
+		// with this call).
+		copy(m.fast[:], e.rxFast)
+		e.rxFast, e.rxFastMsg = nil, nil
 	}
 	if fl&wire.FlagAckRequest != 0 {
 		if !rdma && last != nil && !immediate {
@@ -492,7 +507,12 @@ func (e *Engine) deliver(rs *rxStream, m *rxMsg) *Event {
 	ev.FastLen = 0
 	if m.fastLen >= 0 {
 		t += 4
-		ev.FastLen = copy(ev.Fast[:], m.fast[:m.fastLen])
+		if m == e.rxFastMsg {
+			ev.FastLen = copy(ev.Fast[:], e.rxFast)
+			e.rxFast, e.rxFastMsg = nil, nil
+		} else {
+			ev.FastLen = copy(ev.Fast[:], m.fast[:m.fastLen])
+		}
 	}
 	ev.Type, ev.Priority, ev.Size, ev.Tag = t, rs.pri, m.size, b.Tag
 	ev.SenderPort, ev.SenderNode, ev.Length, ev.Buffer = rs.port, rs.peer.node, m.msgLen, b.Buf
