@@ -369,20 +369,20 @@ type Engine struct {
 	compTail   int32
 	compN      int
 
-	peers    []*peer
-	active   []*txStream
-	ackList  []*rxStream
-	events   []Event
-	evHead   int
-	evLen    int
-	taken    *Event // the event TakeEvent returned last (its slot is not reused before the next)
+	peers   []*peer
+	active  []*txStream
+	ackList []*rxStream
+	events  []Event
+	evHead  int
+	evLen   int
+	taken   *Event // the event TakeEvent returned last (its slot is not reused before the next)
 	// rxFast is the payload of the FAST message rxFastMsg while the
 	// Input call that placed it runs (a view of the frame): deliver
 	// copies it straight into the event.
 	rxFast    []byte
 	rxFastMsg *rxMsg
-	sentQd   bool
-	deadline Time
+	sentQd    bool
+	deadline  Time
 
 	slots       SlotOut // out, if it lends ring slots
 	queued      int     // frames committed to ring slots and not yet kicked
