@@ -142,7 +142,7 @@ type Port struct {
 
 	tokAcct sendTokenAccounts // gm_alloc_send_token & co. (sendtoken.go; guarded by mu)
 
-	lastApp atomic.Int64 // nanoseconds since start of the last application poll
+	lastApp time.Duration // since start, of the last application poll (guarded by mu: a plain store per poll)
 	closed  atomic.Bool
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -823,7 +823,7 @@ func (p *Port) Receive() *Event {
 	// for it would stamp what the drain reads as older than it is, and the
 	// engine's timers would judge the peer silent for longer than it was.
 	now := p.now()
-	p.lastApp.Store(int64(now))
+	p.lastApp = now
 	e := p.pollLocked(now)
 	if e == nil {
 		e = p.noEvent()
@@ -879,7 +879,7 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		}
 		p.mu.Lock()
 		now := p.now() // with the mutex held (see Receive)
-		p.lastApp.Store(int64(now))
+		p.lastApp = now
 		if p.waiting {
 			// Another goroutine already sleeps on the link; poll politely.
 			e := p.nextEventLocked(now)
@@ -928,7 +928,7 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 			// drainLocked, after the link has been emptied.
 			p.eng.Pump(now)
 		}
-		p.lastApp.Store(int64(now))
+		p.lastApp = now
 		p.mu.Unlock()
 		if err != nil {
 			if p.closed.Load() {
@@ -996,7 +996,7 @@ func (p *Port) progress() {
 		}
 		p.mu.Lock()
 		now := p.now() // with the mutex held (see Receive)
-		appActive := now-time.Duration(p.lastApp.Load()) < progressTick
+		appActive := now-p.lastApp < progressTick
 		switch {
 		case p.waiting:
 			// A BlockingReceive sleeps in link.Wait and owns the link's
@@ -1103,6 +1103,6 @@ func (p *Port) DebugState() string {
 	defer p.mu.Unlock()
 	now := p.now()
 	return fmt.Sprintf("port %d (%s) node %d on %s: closed %v waiting %v lastApp %v ago, alarms %d (queued %v)\n  link %+v\n%s%s",
-		p.id, p.name, p.nodeID.Load(), p.unit.Name, p.closed.Load(), p.waiting, now-time.Duration(p.lastApp.Load()),
+		p.id, p.name, p.nodeID.Load(), p.unit.Name, p.closed.Load(), p.waiting, now-p.lastApp,
 		len(p.alarms), p.alarmQueued, ls, p.railsDebug(), p.eng.Dump(now))
 }

@@ -382,6 +382,8 @@ type Engine struct {
 	rxFast    []byte
 	rxFastMsg *rxMsg
 	sentQd    bool
+	inInput   bool // Input runs: completions queue their SENT_TOKENS event when it ends
+	sentLate  bool // a completion during Input waits for its SENT_TOKENS event
 	deadline  Time
 
 	slots       SlotOut // out, if it lends ring slots
@@ -798,6 +800,15 @@ func (e *Engine) complete(i int32, st Status) {
 	}
 	e.compTail = i
 	e.compN++
+	if e.inInput {
+		e.sentLate = true // queued when Input ends, after its receive events
+		return
+	}
+	e.queueSent()
+}
+
+// queueSent queues a SENT_TOKENS event unless one is queued.
+func (e *Engine) queueSent() {
 	if !e.sentQd {
 		e.sentQd = true
 		ev := e.pushEvent()

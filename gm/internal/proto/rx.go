@@ -8,7 +8,21 @@ import (
 // Input processes one received frame (already CRC-checked by the link). The
 // frame is not retained. Call Tick after a batch of Input calls: it sends
 // the acks and frames the input made due.
+//
+// A frame that completes sends (its ack) and delivers a message (a reply
+// carrying the ack of its request) queues the receive event first and the
+// SENT_TOKENS event after it: the receive is what a ping-pong waits for.
 func (e *Engine) Input(now Time, frame []byte) {
+	e.inInput = true
+	e.input(now, frame)
+	e.inInput = false
+	if e.sentLate {
+		e.sentLate = false
+		e.queueSent()
+	}
+}
+
+func (e *Engine) input(now Time, frame []byte) {
 	e.lastNow = now
 	h, err := wire.ParseFrame(frame, e.cfg.EtherType)
 	if err != nil {
