@@ -95,8 +95,8 @@ type Event struct {
 	// Type is the event type; switch on it.
 	Type EventType
 	// Message holds the data: for FAST events the message, held by the
-	// port (the one copy made from the received frame) and valid until the
-	// next receive call (call MemorizeMessage to keep it); for the other
+	// port (the one copy made from the received frame) and valid as long
+	// as the event (call MemorizeMessage to keep it); for the other
 	// receive events Buffer[:Length] (GM leaves it undefined there).
 	Message []byte
 	// Buffer is the receive buffer the client provided, exactly as
