@@ -94,8 +94,9 @@ const MaxFastRecvBytes = proto.MaxFastRecvBytes
 type Event struct {
 	// Type is the event type; switch on it.
 	Type EventType
-	// Message holds the data: for FAST events a copy of the message held
-	// in the event itself (call MemorizeMessage to keep it); for the other
+	// Message holds the data: for FAST events the message, held by the
+	// port (the one copy made from the received frame) and valid as long
+	// as the event (call MemorizeMessage to keep it); for the other
 	// receive events Buffer[:Length] (GM leaves it undefined there).
 	Message []byte
 	// Buffer is the receive buffer the client provided, exactly as
@@ -114,8 +115,6 @@ type Event struct {
 	Size uint8
 	// Priority is the message priority.
 	Priority Priority
-
-	fast [MaxFastRecvBytes]byte
 }
 
 // MemorizeMessage is gm_memorize_message: it copies the first length

@@ -130,7 +130,6 @@ type Port struct {
 	openMask   atomic.Uint32
 	ready      atomic.Bool // the port is built (Info may look at the engine)
 
-	pev     proto.Event
 	cur     Event
 	waiting bool // the application is inside link.Wait (guarded by mu)
 	// sentDeferred: a SENT_TOKENS event was moved behind a receive event
@@ -142,7 +141,7 @@ type Port struct {
 
 	tokAcct sendTokenAccounts // gm_alloc_send_token & co. (sendtoken.go; guarded by mu)
 
-	lastApp atomic.Int64 // nanoseconds since start of the last application poll
+	lastApp time.Duration // since start, of the last application poll (guarded by mu: a plain store per poll)
 	closed  atomic.Bool
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -704,26 +703,27 @@ func (p *Port) nextEventLocked(now time.Duration) *Event {
 	if ev := p.eng.PeekEvent(); ev != nil && ev.Type == proto.EventSentTokens && !p.sentDeferred && p.eng.SwapFirstEvents() {
 		p.sentDeferred = true
 	}
-	if p.eng.PopEvent(&p.pev) {
-		if p.pev.Type == proto.EventSentTokens {
+	if ev := p.eng.TakeEvent(); ev != nil {
+		if ev.Type == proto.EventSentTokens {
 			p.sentDeferred = false
 		}
+		// The engine's event stays valid until the next TakeEvent, which
+		// only the next receive call makes: a FAST message is not copied
+		// again, Message points at the engine's copy of it.
 		e := &p.cur
-		e.Type = EventType(p.pev.Type)
-		e.Priority = Priority(p.pev.Priority)
-		e.Size, e.Tag = p.pev.Size, p.pev.Tag
-		e.SenderPort, e.SenderNode = int(p.pev.SenderPort), NodeID(p.pev.SenderNode)
-		e.Length, e.Buffer = int(p.pev.Length), p.pev.Buffer
+		e.Type = EventType(ev.Type)
+		e.Priority = Priority(ev.Priority)
+		e.Size, e.Tag = ev.Size, ev.Tag
+		e.SenderPort, e.SenderNode = int(ev.SenderPort), NodeID(ev.SenderNode)
+		e.Length, e.Buffer = int(ev.Length), ev.Buffer
 		switch {
 		case e.Type.IsFast():
-			n := copy(e.fast[:], p.pev.Fast[:p.pev.FastLen])
-			e.Message = e.fast[:n]
+			e.Message = ev.Fast[:ev.FastLen:ev.FastLen]
 		case e.Type.IsRecv():
 			e.Message = e.Buffer[:e.Length]
 		default:
 			e.Message = nil
 		}
-		p.pev.Buffer = nil
 		return e
 	}
 	if !p.alarmQueued && p.alarmDueLocked(now) {
@@ -762,7 +762,7 @@ func (p *Port) Receive() *Event {
 	// for it would stamp what the drain reads as older than it is, and the
 	// engine's timers would judge the peer silent for longer than it was.
 	now := p.now()
-	p.lastApp.Store(int64(now))
+	p.lastApp = now
 	e := p.pollLocked(now)
 	if e == nil {
 		e = p.noEvent()
@@ -818,7 +818,7 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		}
 		p.mu.Lock()
 		now := p.now() // with the mutex held (see Receive)
-		p.lastApp.Store(int64(now))
+		p.lastApp = now
 		if p.waiting {
 			// Another goroutine already sleeps on the link; poll politely.
 			e := p.nextEventLocked(now)
@@ -862,7 +862,7 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		// More frames may be waiting: the timers run in the next
 		// drainLocked, after the link has been emptied.
 		p.rails.Feed(now, n)
-		p.lastApp.Store(int64(now))
+		p.lastApp = now
 		p.mu.Unlock()
 		if err != nil {
 			if p.closed.Load() {
@@ -930,7 +930,7 @@ func (p *Port) progress() {
 		}
 		p.mu.Lock()
 		now := p.now() // with the mutex held (see Receive)
-		appActive := now-time.Duration(p.lastApp.Load()) < progressTick
+		appActive := now-p.lastApp < progressTick
 		switch {
 		case p.waiting:
 			// A BlockingReceive sleeps in link.Wait and owns the link's
@@ -1037,6 +1037,6 @@ func (p *Port) DebugState() string {
 	defer p.mu.Unlock()
 	now := p.now()
 	return fmt.Sprintf("port %d (%s) node %d on %s: closed %v waiting %v lastApp %v ago, alarms %d (queued %v)\n  link %+v\n%s%s",
-		p.id, p.name, p.nodeID.Load(), p.unit.Name, p.closed.Load(), p.waiting, now-time.Duration(p.lastApp.Load()),
+		p.id, p.name, p.nodeID.Load(), p.unit.Name, p.closed.Load(), p.waiting, now-p.lastApp,
 		len(p.alarms), p.alarmQueued, ls, p.rails.Debug(), p.eng.Dump(now))
 }

@@ -566,3 +566,64 @@ func TestFakePingPongAllocs(t *testing.T) {
 		t.Fatalf("%.2f allocations per round trip, want 0", allocs)
 	}
 }
+
+// TestFakeFastMessageHeld: a FAST event's Message (the port's one copy of
+// the message) stays intact until the next receive call, while Unknown
+// gives its buffer back, more messages arrive and the progress goroutine
+// queues their events; MemorizeMessage then copies it into the buffer.
+func TestFakeFastMessageHeld(t *testing.T) {
+	n := newFakeNet(t, 2, 1)
+	a, b := n.open(t, 0, 2, nil), n.open(t, 1, 4, nil)
+	la := startLoop(a, nil)
+	defer la.Stop()
+	size := gm.MinSizeForLength(8)
+	for range 8 {
+		if err := b.ProvideReceiveBuffer(make([]byte, 8), size, gm.HighPriority, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send := func(s string) {
+		t.Helper()
+		if err := a.SendWithCallback([]byte(s), size, len(s), gm.HighPriority, 2, 4, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("first-00")
+	var e *gm.Event
+	for end := time.Now().Add(5 * time.Second); e == nil || !e.Type.IsRecv(); {
+		if time.Now().After(end) {
+			t.Fatal("no message")
+		}
+		if e = b.Receive(); !e.Type.IsRecv() && e.Type != gm.NoRecvEvent {
+			b.Unknown(e)
+		}
+	}
+	if !e.Type.IsFast() || string(e.Message) != "first-00" {
+		t.Fatalf("event %v message %q", e.Type, e.Message)
+	}
+	buf := e.Buffer
+	b.Unknown(e) // gives the buffer back
+	for i := range 6 {
+		send(fmt.Sprintf("later-%02d", i))
+	}
+	// b does not poll: its progress goroutine drains the link and queues
+	// the events (every millisecond once the application is quiet).
+	for end := time.Now().Add(5 * time.Second); b.Stats().Delivered < 7; time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("delivered %d of 7", b.Stats().Delivered)
+		}
+	}
+	if string(e.Message) != "first-00" {
+		t.Fatalf("message reads %q before the next receive call", e.Message)
+	}
+	if m := gm.MemorizeMessage(e.Message, buf, e.Length); string(m) != "first-00" || &m[0] != &buf[0] {
+		t.Fatalf("memorized %q", m)
+	}
+	for i := range 6 {
+		msg, ev := recvOne(t, b, 5*time.Second)
+		if want := fmt.Sprintf("later-%02d", i); string(msg) != want || !ev.Type.IsFast() {
+			t.Fatalf("message %d: %v %q, want %q", i, ev.Type, msg, want)
+		}
+		b.Unknown(&ev)
+	}
+}

@@ -41,7 +41,8 @@ const (
 )
 
 // MaxFastRecvBytes is GM_MAX_FAST_RECV_BYTES: messages up to this length
-// produce FAST receive events whose data is held in the event itself.
+// produce FAST receive events whose data is held in the event itself
+// (copied once, from the frame; see TakeEvent).
 const MaxFastRecvBytes = 128
 
 // Errors returned by the engine's API.
@@ -391,14 +392,22 @@ type Engine struct {
 	compTail   int32
 	compN      int
 
-	peers    []*peer
-	active   []*txStream
-	ackList  []*rxStream
-	events   []Event
-	evHead   int
-	evLen    int
-	sentQd   bool
-	deadline Time
+	peers   []*peer
+	active  []*txStream
+	ackList []*rxStream
+	events  []Event
+	evHead  int
+	evLen   int
+	taken   *Event // the event TakeEvent returned last (its slot is not reused before the next)
+	// rxFast is the payload of the FAST message rxFastMsg while the
+	// Input call that placed it runs (a view of the frame): deliver
+	// copies it straight into the event.
+	rxFast    []byte
+	rxFastMsg *rxMsg
+	sentQd    bool
+	inInput   bool // Input runs: completions queue their SENT_TOKENS event when it ends
+	sentLate  bool // a completion during Input waits for its SENT_TOKENS event
+	deadline  Time
 
 	slots       SlotOut // out, if it lends ring slots
 	queued      int     // frames committed to ring slots and not yet kicked
@@ -813,6 +822,15 @@ func (e *Engine) complete(i int32, st Status) {
 	}
 	e.compTail = i
 	e.compN++
+	if e.inInput {
+		e.sentLate = true // queued when Input ends, after its receive events
+		return
+	}
+	e.queueSent()
+}
+
+// queueSent queues a SENT_TOKENS event unless one is queued.
+func (e *Engine) queueSent() {
 	if !e.sentQd {
 		e.sentQd = true
 		ev := e.pushEvent()
@@ -852,9 +870,12 @@ func (e *Engine) Provide(buf []byte, size, pri, tag uint8) error {
 }
 
 func (e *Engine) pushEvent() *Event {
-	if e.evLen == len(e.events) {
+	if e.evLen >= len(e.events)-1 {
 		// Cannot happen: receive events are bounded by receive tokens and
 		// at most one SENT_TOKENS event is queued. Grow rather than lose.
+		// One slot stays free: the one TakeEvent returned last, which
+		// must not be overwritten before the next TakeEvent (a grown
+		// queue leaves it in the old array, where it stays valid).
 		ne := make([]Event, 2*len(e.events))
 		for i := 0; i < e.evLen; i++ {
 			ne[i] = e.events[(e.evHead+i)%len(e.events)]
@@ -878,20 +899,37 @@ func (e *Engine) PeekEvent() *Event {
 }
 
 // PopEvent copies the oldest queued event into dst and removes it; it
-// reports false if there is none. Taking a receive event may make an ack
-// due at once (NextDeadline then says so): it goes out with the next Pump
-// or Tick, unless a send to the message's sender carries it first.
+// reports false if there is none (see TakeEvent).
 func (e *Engine) PopEvent(dst *Event) bool {
-	if e.evLen == 0 {
+	ev := e.TakeEvent()
+	if ev == nil {
 		return false
 	}
-	ev := &e.events[e.evHead]
 	dst.Type, dst.Priority, dst.Size, dst.Tag = ev.Type, ev.Priority, ev.Size, ev.Tag
 	dst.SenderPort, dst.SenderNode, dst.Length, dst.Buffer = ev.SenderPort, ev.SenderNode, ev.Length, ev.Buffer
 	dst.FastLen = ev.FastLen
 	if ev.FastLen > 0 {
 		copy(dst.Fast[:ev.FastLen], ev.Fast[:ev.FastLen])
 	}
+	return true
+}
+
+// TakeEvent removes the oldest queued event and returns it, or nil if there
+// is none. The event, with its Fast bytes, stays in the engine's queue slot
+// and is valid until the next TakeEvent or PopEvent call: that slot is not
+// reused before (no copy of the event or of a FAST message is needed).
+// Taking a receive event may make an ack due at once (NextDeadline then
+// says so): it goes out with the next Pump or Tick, unless a send to the
+// message's sender carries it first.
+func (e *Engine) TakeEvent() *Event {
+	if t := e.taken; t != nil {
+		t.Buffer = nil // the slot no longer holds the client's buffer
+		e.taken = nil
+	}
+	if e.evLen == 0 {
+		return nil
+	}
+	ev := &e.events[e.evHead]
 	if ev.Type == EventSentTokens {
 		e.sentQd = false
 	}
@@ -907,10 +945,10 @@ func (e *Engine) PopEvent(dst *Event) bool {
 			}
 		}
 	}
-	ev.Buffer = nil
 	e.evHead = (e.evHead + 1) % len(e.events)
 	e.evLen--
-	return true
+	e.taken = ev
+	return ev
 }
 
 // countNack counts a NACK of reason in the counter of its reason among

@@ -8,7 +8,21 @@ import (
 // Input processes one received frame (already CRC-checked by the link). The
 // frame is not retained. Call Tick after a batch of Input calls: it sends
 // the acks and frames the input made due.
+//
+// A frame that completes sends (its ack) and delivers a message (a reply
+// carrying the ack of its request) queues the receive event first and the
+// SENT_TOKENS event after it: the receive is what a ping-pong waits for.
 func (e *Engine) Input(now Time, frame []byte) {
+	e.inInput = true
+	e.input(now, frame)
+	e.inInput = false
+	if e.sentLate {
+		e.sentLate = false
+		e.queueSent()
+	}
+}
+
+func (e *Engine) input(now Time, frame []byte) {
 	e.lastNow = now
 	h, err := wire.ParseFrame(frame, e.cfg.EtherType)
 	if err != nil {
@@ -352,7 +366,16 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 			rs.segLen = plen
 		}
 		if m.nseg == 1 && m.msgLen <= MaxFastRecvBytes {
-			m.fastLen = copy(m.fast[:], h.Payload())
+			// A FAST message: its bytes go to its event. Delivered now
+			// (in order, the usual case), they are copied once, from the
+			// frame straight into the event (deliver); a message that
+			// waits for an earlier one keeps a copy of its own.
+			m.fastLen = int(plen)
+			if seq == rs.rcvNxt {
+				e.rxFast, e.rxFastMsg = h.Payload(), m
+			} else {
+				copy(m.fast[:], h.Payload())
+			}
 		} else {
 			copy(e.pools.Buffer(m.slot).Buf[off:off+plen], h.Payload())
 		}
@@ -385,6 +408,12 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 		rs.mHead = (rs.mHead + 1) % rxMsgs
 		rs.mLen--
 		immediate = immediate || rs.dropped
+	}
+	if m := e.rxFastMsg; m != nil {
+		// Not delivered after all: keep its bytes (the frame's view dies
+		// with this call).
+		copy(m.fast[:], e.rxFast)
+		e.rxFast, e.rxFastMsg = nil, nil
 	}
 	if fl&wire.FlagAckRequest != 0 {
 		if !rdma && last != nil && !immediate {
@@ -493,7 +522,12 @@ func (e *Engine) deliver(rs *rxStream, m *rxMsg) *Event {
 	ev.FastLen = 0
 	if m.fastLen >= 0 {
 		t += 4
-		ev.FastLen = copy(ev.Fast[:], m.fast[:m.fastLen])
+		if m == e.rxFastMsg {
+			ev.FastLen = copy(ev.Fast[:], e.rxFast)
+			e.rxFast, e.rxFastMsg = nil, nil
+		} else {
+			ev.FastLen = copy(ev.Fast[:], m.fast[:m.fastLen])
+		}
 	}
 	ev.Type, ev.Priority, ev.Size, ev.Tag = t, rs.pri, m.size, b.Tag
 	ev.SenderPort, ev.SenderNode, ev.Length, ev.Buffer = rs.port, rs.peer.node, m.msgLen, b.Buf
