@@ -313,9 +313,16 @@ type rxStream struct {
 	// of that session at exactly that sequence number starts it.
 	pendSess uint32
 	pendSeq  uint32
-	ooo      bitmap
-	oooHi    uint32 // one past the highest out-of-order seq received (when oooAny)
-	oooAny   bool
+	// Sessions proposed here and superseded by a later OPEN before their
+	// first frame arrived, with the first sequence number this receiver
+	// gave each: nothing of them was delivered, which an OPEN leaving one
+	// is told (onOpen), so a stranger's OPEN that displaces a pending
+	// session makes no send fail.
+	superseded [4]retiredSession
+	supN       int
+	ooo        bitmap
+	oooHi      uint32 // one past the highest out-of-order seq received (when oooAny)
+	oooAny     bool
 
 	msgs     [rxMsgs]rxMsg // messages being reassembled, in sequence order
 	mHead    int

@@ -109,6 +109,38 @@ func (rs *rxStream) retire(sess, next uint32) {
 	}
 }
 
+// supersededAt returns the index of sess among the sessions proposed to
+// rs and superseded before they started, or -1.
+func (rs *rxStream) supersededAt(sess uint32) int {
+	for i := 0; i < rs.supN; i++ {
+		if rs.superseded[i].sess == sess {
+			return i
+		}
+	}
+	return -1
+}
+
+// supersede remembers that the pending session sess, whose first sequence
+// number this receiver chose as first, was never started.
+func (rs *rxStream) supersede(sess, first uint32) {
+	if rs.supersededAt(sess) >= 0 {
+		return
+	}
+	copy(rs.superseded[1:], rs.superseded[:len(rs.superseded)-1])
+	rs.superseded[0] = retiredSession{sess, first}
+	if rs.supN < len(rs.superseded) {
+		rs.supN++
+	}
+}
+
+// unsupersede forgets sess as superseded: it has started.
+func (rs *rxStream) unsupersede(sess uint32) {
+	if i := rs.supersededAt(sess); i >= 0 {
+		copy(rs.superseded[i:], rs.superseded[i+1:rs.supN])
+		rs.supN--
+	}
+}
+
 // leave makes rs follow no session: the current one (if any) is retired
 // with what it delivered, and the messages being reassembled are abandoned.
 func (e *Engine) leave(rs *rxStream) {
@@ -137,8 +169,10 @@ func (e *Engine) leave(rs *rxStream) {
 // carries its cumulative ack, so the sender completes the messages
 // delivered and sends the others again in the new session, each exactly
 // once. For a session already left, the answer carries what it delivered;
-// for an unknown one (this port restarted, or the session never started),
-// no ack: nothing of it was delivered here.
+// for a proposal superseded here before it started (a stray or forged
+// OPEN replaced it as the pending one), an ack of nothing; for an unknown
+// one (this port restarted, or the record was lost), no ack: the sender
+// treats this port as a new incarnation.
 func (e *Engine) onOpen(p *peer, sp, pri uint8, h wire.Header) {
 	sess, prev := h.Session(), h.Ack()
 	if sess == 0 || !e.resolve(p) {
@@ -151,7 +185,16 @@ func (e *Engine) onOpen(p *peer, sp, pri uint8, h wire.Header) {
 		return // a late copy of the OPEN of a session started (or left) already
 	}
 	if sess != rs.pendSess {
-		rs.pendSess, rs.pendSeq = sess, e.random32()
+		if rs.pendSess != 0 {
+			rs.supersede(rs.pendSess, rs.pendSeq)
+		}
+		if i := rs.supersededAt(sess); i >= 0 {
+			// Proposed again: the same first sequence number, so that
+			// whichever OPEN_ACK the sender took names it.
+			rs.pendSess, rs.pendSeq = sess, rs.superseded[i].next
+		} else {
+			rs.pendSess, rs.pendSeq = sess, e.random32()
+		}
 	}
 	fl := h.Flags() & wire.FlagHigh
 	ack := uint32(0)
@@ -162,6 +205,11 @@ func (e *Engine) onOpen(p *peer, sp, pri uint8, h wire.Header) {
 		if i := rs.retiredAt(prev); i >= 0 {
 			fl |= wire.FlagAckValid
 			ack = rs.retired[i].next - 1
+		} else if i := rs.supersededAt(prev); i >= 0 {
+			// Proposed here, superseded (by a stray or forged OPEN) and
+			// never started: nothing of it was delivered.
+			fl |= wire.FlagAckValid
+			ack = rs.superseded[i].next - 1
 		}
 	}
 	e.hdr = wire.HeaderFields{
@@ -237,6 +285,7 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 			e.leave(rs)
 			rs.valid, rs.session, rs.isn, rs.rcvNxt = true, sess, seq, seq
 			rs.pendSess = 0
+			rs.unsupersede(sess)
 			e.stats.SessionsStarted++
 			e.trace(now, trAdopt, p.node, sp, pri, seq, sess, seq, 0, 0, 0)
 		} else if rs.retiredAt(sess) >= 0 {

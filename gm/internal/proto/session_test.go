@@ -209,3 +209,57 @@ func TestResumeAfterLostAcks(t *testing.T) {
 		t.Fatalf("sender stats %+v: the held messages were sent again", st)
 	}
 }
+
+// TestForgedOpenDisplacesPending: a stranger's OPENs, claiming sender B's
+// id, reach receiver A between A's OPEN_ACK to B and B's first frame. They
+// supersede B's pending session at A, so B's first frames are answered
+// with NackStaleSession and B opens another session, leaving one that A
+// never started. A tells it so (its OPEN_ACK acknowledges nothing of the
+// session left): B's sends all succeed, each delivered once, and none
+// fails as if A had restarted (before the fix, B failed every message sent
+// in the displaced session with StatusTargetPortClosed).
+func TestForgedOpenDisplacesPending(t *testing.T) {
+	for _, spoofed := range []bool{false, true} {
+		n := newSimnet(t, 23)
+		b := n.add(1, 2, nil) // the sender B
+		a := n.add(2, 2, nil) // the receiver A
+		r := &receiver{e: a}
+		for i := 0; i < 16; i++ {
+			_ = a.Provide(make([]byte, 248), 8, 0, 0)
+		}
+		const count = 8
+		for i := 0; i < count; i++ {
+			m := pattern(80, i)
+			if err := b.Send(n.now, m, 8, len(m), 0, 2, 2, nil, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n.run(Time(time.Second), func() bool { return a.Stats().OpenAcksSent == 1 })
+		src := mac(0x42)
+		if spoofed {
+			src = mac(1)
+		}
+		for _, sess := range []uint32{0x5eed5eed, 0x00000001, 0x9e3779b1} {
+			o := wire.HeaderFields{Type: wire.TypeOpen, TargetPort: 2, SourcePort: 2, TargetNode: 2, SourceNode: 1, Session: sess}
+			a.Input(n.now, wire.AppendFrame(nil, mac(2), src, wire.EtherType, &o, nil))
+		}
+		var comps []completion
+		n.run(Time(5*time.Second), func() bool { r.poll(); drainCompletions(b, &comps); return len(comps) == count })
+		for _, c := range comps {
+			if c.st != StatusSuccess {
+				t.Errorf("spoofed %v: completion %+v", spoofed, c)
+			}
+		}
+		if len(r.got) != count {
+			t.Fatalf("spoofed %v: A received %d messages, want %d", spoofed, len(r.got), count)
+		}
+		for i, g := range r.got {
+			if !bytes.Equal(g.data, pattern(80, i)) {
+				t.Fatalf("spoofed %v: message %d is %x", spoofed, i, g.data)
+			}
+		}
+		if b.Stats().NacksReceivedStaleSession == 0 {
+			t.Errorf("spoofed %v: the forged OPENs displaced nothing (the test no longer tests the case)", spoofed)
+		}
+	}
+}
