@@ -301,6 +301,28 @@ func killReceiver(t *testing.T) {
 	killedAt := s.next
 	oldGot := received(old)
 	t.Logf("first incarnation killed after %d of %d messages", len(oldGot), killedAt)
+	// A fast receiver may have acknowledged every message before it died:
+	// then one more goes to the dead port, and the sender learns of the
+	// death through its failure.
+	settled := func() (failed, all bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, st := range s.done {
+			if st != gm.Success {
+				return true, false
+			}
+		}
+		return false, len(s.done) == int(killedAt)
+	}
+	waitFor(t, 10*liveness, "a send to fail or every send to complete", func() bool {
+		failed, all := settled()
+		return failed || all
+	})
+	if failed, _ := settled(); !failed {
+		t.Logf("every message was acknowledged before the kill: one more goes to the dead port")
+		s.sendUpTo(t, killedAt+1)
+		killedAt++
+	}
 
 	// The sender learns of it through a failed send.
 	k, st := s.waitFailure(t, 10*liveness)
