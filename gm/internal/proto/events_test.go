@@ -11,16 +11,7 @@ import (
 // next take.
 func TestReplyEventBeforeSentTokens(t *testing.T) {
 	var now Time = time.Second
-	oa, ob := &wireOut{now: &now}, &wireOut{now: &now}
-	cfg := func(node uint32) Config {
-		return Config{
-			NodeID: node, Port: 2, MAC: mac(int(node)), SegLen: 1456,
-			ProgressTimeout: time.Minute, LivenessTimeout: time.Minute,
-			Resolve: func(id uint32) ([6]byte, bool) { return mac(int(id)), id == 1 || id == 2 },
-		}
-	}
-	a, b := New(cfg(1), oa), New(cfg(2), ob)
-	oa.peer, ob.peer = b, a
+	a, b := wiredPair(&now)
 	for _, e := range []*Engine{a, b} {
 		if err := e.Provide(make([]byte, 8), 4, 1, 0); err != nil {
 			t.Fatal(err)

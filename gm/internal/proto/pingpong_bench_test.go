@@ -5,6 +5,22 @@ import (
 	"time"
 )
 
+// wiredPair returns engines of nodes 1 and 2 (port 2) whose frames go
+// straight to each other's Input at the time *now.
+func wiredPair(now *Time) (*Engine, *Engine) {
+	oa, ob := &wireOut{now: now}, &wireOut{now: now}
+	cfg := func(node uint32) Config {
+		return Config{
+			NodeID: node, Port: 2, MAC: mac(int(node)), SegLen: 1456,
+			ProgressTimeout: time.Minute, LivenessTimeout: time.Minute,
+			Resolve: func(id uint32) ([6]byte, bool) { return mac(int(id)), id == 1 || id == 2 },
+		}
+	}
+	a, b := New(cfg(1), oa), New(cfg(2), ob)
+	oa.peer, ob.peer = b, a
+	return a, b
+}
+
 // wireOut hands each frame straight to the peer engine's Input (one frame
 // buffer, no allocation): the engines' own cost per message, without a link.
 type wireOut struct {
@@ -31,16 +47,7 @@ func (o *wireOut) SendBatch(fs [][]byte) (int, error) {
 // sides, as the gm package drives them in polling mode.
 func BenchmarkEnginePingPong8(b *testing.B) {
 	var now Time = time.Second
-	oa, ob := &wireOut{now: &now}, &wireOut{now: &now}
-	cfg := func(node uint32) Config {
-		return Config{
-			NodeID: node, Port: 2, MAC: mac(int(node)), SegLen: 1456,
-			ProgressTimeout: time.Minute, LivenessTimeout: time.Minute,
-			Resolve: func(id uint32) ([6]byte, bool) { return mac(int(id)), id == 1 || id == 2 },
-		}
-	}
-	a, bb := New(cfg(1), oa), New(cfg(2), ob)
-	oa.peer, ob.peer = bb, a
+	a, bb := wiredPair(&now)
 	for _, e := range []*Engine{a, bb} {
 		for i := 0; i < 4; i++ {
 			if err := e.Provide(make([]byte, 8), 4, 1, 0); err != nil {
