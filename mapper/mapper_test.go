@@ -15,6 +15,17 @@ func startAll(n *simnet) {
 	}
 }
 
+// startConverged adds count level-1 hosts named format (with their index)
+// on bridges, starts every host of n and waits until they converge.
+func startConverged(t *testing.T, n *simnet, count int, format string, bridges ...int) {
+	t.Helper()
+	for i := range count {
+		n.add(fmt.Sprintf(format, i), 1, bridges...)
+	}
+	startAll(n)
+	mustConverge(t, n, 2*time.Second)
+}
+
 func mustConverge(t *testing.T, n *simnet, limit Time) Time {
 	t.Helper()
 	start := n.now
@@ -236,11 +247,7 @@ func TestScale(t *testing.T) {
 // TestTakeover kills the mapper in charge: another takes over, ids stay.
 func TestTakeover(t *testing.T) {
 	n := newSim(t, 6)
-	for i := range 16 {
-		n.add(fmt.Sprintf("h%02d", i), 1, 0, 1)
-	}
-	startAll(n)
-	mustConverge(t, n, 2*time.Second)
+	startConverged(t, n, 16, "h%02d", 0, 1)
 	before := ids(n.hosts)
 	old := n.leader()
 	v := old.m.cur.version
@@ -283,11 +290,7 @@ func TestRailCut(t *testing.T) {
 	for _, tell := range []bool{true, false} {
 		t.Run(fmt.Sprint("carrier=", tell), func(t *testing.T) {
 			n := newSim(t, 7)
-			for i := range 8 {
-				n.add(fmt.Sprintf("h%d", i), 1, 0, 1)
-			}
-			startAll(n)
-			mustConverge(t, n, 2*time.Second)
+			startConverged(t, n, 8, "h%d", 0, 1)
 			v := n.hosts[0].m.cur.version
 			victim := n.hosts[2]
 			victim.setLink(1, false, tell)
@@ -334,11 +337,7 @@ func TestRailCut(t *testing.T) {
 // host on each side), and heals it.
 func TestPartitionHeal(t *testing.T) {
 	n := newSim(t, 8)
-	for i := range 10 {
-		n.add(fmt.Sprintf("h%d", i), 1, 0)
-	}
-	startAll(n)
-	mustConverge(t, n, 2*time.Second)
+	startConverged(t, n, 10, "h%d", 0)
 	before := ids(n.hosts)
 	side := func(h *simHost) int { return h.i % 2 }
 	n.blocked = func(a, b *simHost) bool { return side(a) != side(b) }
@@ -388,11 +387,7 @@ func TestPartitionHeal(t *testing.T) {
 // TestRestartKeepsID restarts a follower with and without its state.
 func TestRestartKeepsID(t *testing.T) {
 	n := newSim(t, 9)
-	for i := range 6 {
-		n.add(fmt.Sprintf("h%d", i), 1, 0)
-	}
-	startAll(n)
-	mustConverge(t, n, 2*time.Second)
+	startConverged(t, n, 6, "h%d", 0)
 	before := ids(n.hosts)
 	h := n.hosts[1]
 	h.kill()
@@ -503,11 +498,7 @@ func TestSteadyState(t *testing.T) {
 // marking a present host absent, and ids stay.
 func TestNewcomerTakesOver(t *testing.T) {
 	n := newSim(t, 16)
-	for i := range 20 {
-		n.add(fmt.Sprintf("r%02d", i), 1, 0, 1)
-	}
-	startAll(n)
-	mustConverge(t, n, 2*time.Second)
+	startConverged(t, n, 20, "r%02d", 0, 1)
 	before := ids(n.hosts)
 	z := n.add("z", 2, 0, 1)
 	n.drop = func(_, to *simHost, f []byte) bool {

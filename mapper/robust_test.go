@@ -208,11 +208,7 @@ func TestNewErrors(t *testing.T) {
 // with its first interface replaced: new versions, the same id.
 func TestInterfaceChange(t *testing.T) {
 	n := newSim(t, 13)
-	for i := range 5 {
-		n.add(fmt.Sprintf("h%d", i), 1, 0)
-	}
-	startAll(n)
-	mustConverge(t, n, 2*time.Second)
+	startConverged(t, n, 5, "h%d", 0)
 	h := n.hosts[1]
 	id := ids(n.hosts)[h.name]
 	for step, macs := range [][]nodemap.MAC{
@@ -313,11 +309,7 @@ func TestCloneUniqueID(t *testing.T) {
 // configured again with the same version and ids.
 func TestQuickRestart(t *testing.T) {
 	n := newSim(t, 18)
-	for i := range 6 {
-		n.add(fmt.Sprintf("q%d", i), 1, 0, 1)
-	}
-	startAll(n)
-	mustConverge(t, n, 2*time.Second)
+	startConverged(t, n, 6, "q%d", 0, 1)
 	before := ids(n.hosts)
 	v := n.leader().m.cur.version
 	h := n.hosts[2]

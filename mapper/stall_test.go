@@ -69,11 +69,7 @@ func TestSlowHost(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newSim(t, 7)
-			for i := range 3 {
-				n.add(fmt.Sprintf("h%d", i), 1, 0, 1)
-			}
-			startAll(n)
-			mustConverge(t, n, 2*time.Second)
+			startConverged(t, n, 3, "h%d", 0, 1)
 			n.run(n.now + time.Second)
 			from := map[*simHost]int{}
 			for _, h := range n.hosts {
