@@ -150,7 +150,8 @@
 //
 // With Config.Auth (or ETHERGM_CLUSTER_KEY_FILE), every frame leaving the
 // Link is sealed (package wire/auth: the AUTH flag, the CRC recomputed, a
-// 20-byte trailer with the partition and a SipHash-2-4-128 tag appended
+// 20-byte trailer with the partition and a 128-bit tag (SipHash-2-4 on
+// short frames, GHASH-AES on long ones) appended
 // after the payload; Send seals a copy, SendBatch and TxCommit seal in the
 // TX slot), and every frame read from the ring is opened (its tag
 // verified; the CRC, which the tag makes redundant, is computed only for a

@@ -25,8 +25,16 @@ func TestDissectorClusterKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	var frames []capturedFrame
-	for i, ty := range []wire.Type{wire.TypeData, wire.TypePut, wire.TypeAck, wire.TypeScout} {
+	// The sample frames, and a full DATA frame at MTU 1500 with a key,
+	// long enough for GHASH-AES.
+	long := wire.AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 2}, [6]byte{2, 0, 0, 0, 0, 1}, wire.EtherType,
+		&wire.HeaderFields{Type: wire.TypeData, TargetPort: 4, SourcePort: 2, Size: 14, TargetNode: 2, SourceNode: 1,
+			Session: 5, Seq: 9, MsgLen: 1436}, make([]byte, 1436))
+	for i, ty := range []wire.Type{wire.TypeData, wire.TypePut, wire.TypeAck, wire.TypeScout, wire.TypeData} {
 		f := sampleFrame(t, ty)
+		if i == 4 {
+			f = long
+		}
 		b := append(f, make([]byte, auth.TrailerLen+3*(i%2))...)
 		n := a.Seal(b)
 		if n == 0 {
@@ -41,7 +49,8 @@ func TestDissectorClusterKey(t *testing.T) {
 	writeCapture(t, path, frames)
 	out := runTshark(t, "-r", path, "-T", "fields", "-E", "separator=;",
 		"-e", "ethergm.flags.auth", "-e", "ethergm.trailer.partition", "-e", "ethergm.trailer.keyid",
-		"-e", "ethergm.trailer.tag", "-e", "ethergm.crc.status", "-e", "ethergm.padding", "-e", "_ws.expert.message")
+		"-e", "ethergm.trailer.tag", "-e", "ethergm.crc.status", "-e", "ethergm.padding", "-e", "ethergm.trailer.mac",
+		"-e", "_ws.expert.message")
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) != len(frames) {
 		t.Fatalf("tshark printed %d lines for %d frames:\n%s", len(lines), len(frames), out)
@@ -60,7 +69,12 @@ func TestDissectorClusterKey(t *testing.T) {
 			wantPad = "000000"
 			trailing = !strings.Contains(fl[len(fl)-1], "3 bytes after the payload")
 		}
-		if len(fl) != 7 || (fl[0] != "1" && fl[0] != "True") || fl[1] != "7" || fl[2] != "0xa1" ||
+		// The MAC the dissector names follows the covered length.
+		wantMAC := "SipHash-2-4-128"
+		if n-auth.TagLen >= auth.GHASHMin {
+			wantMAC = "GHASH-AES"
+		}
+		if len(fl) != 8 || fl[6] != wantMAC || (fl[0] != "1" && fl[0] != "True") || fl[1] != "7" || fl[2] != "0xa1" ||
 			strings.ReplaceAll(fl[3], ":", "") != hexString(tag) || fl[4] != "1" || strings.ReplaceAll(fl[5], ":", "") != wantPad || trailing {
 			t.Errorf("frame %d: tshark shows %q", i+1, line)
 		}

@@ -50,6 +50,25 @@ func dataFrame() []byte {
 	return b[:len(b)+TrailerLen]
 }
 
+// longFrame is a full DATA frame at MTU 1500 with a key (1436 bytes of
+// payload): its tag is GHASH-AES.
+func longFrame() []byte {
+	f := &wire.HeaderFields{Type: wire.TypeData, TargetPort: 4, SourcePort: 2, Flags: wire.FlagAckRequest,
+		Size: 14, TargetNode: 2, SourceNode: 1, Session: 0x01020304, Seq: 8, MsgLen: 4096, Offset: 1436}
+	p := make([]byte, 1436)
+	for i := range p {
+		p[i] = byte(i * 13)
+	}
+	b := wire.AppendFrame(make([]byte, 0, 1600), hostB, hostA, wire.EtherType, f, p)
+	return b[:len(b)+TrailerLen]
+}
+
+// frames are a test's frames: short ones (SipHash) and a long one
+// (GHASH-AES).
+func frames() map[string][]byte {
+	return map[string][]byte{"DATA": dataFrame(), "PUT": putFrame(), "long DATA": longFrame()}
+}
+
 func putFrame() []byte {
 	f := &wire.HeaderFields{Type: wire.TypePut, TargetPort: 4, SourcePort: 2, Flags: wire.FlagHigh,
 		TargetNode: 2, SourceNode: 1, Session: 9, Seq: 9, MsgLen: 8, RemoteAddr: 0x0000010000001000}
@@ -59,7 +78,7 @@ func putFrame() []byte {
 
 func TestSealOpen(t *testing.T) {
 	a := mustAuth(t, 7, testSecret)
-	for name, b := range map[string][]byte{"DATA": dataFrame(), "PUT": putFrame()} {
+	for name, b := range frames() {
 		n0 := wire.FrameLen(b)
 		n := a.Seal(b)
 		if n != n0+TrailerLen {
@@ -90,7 +109,7 @@ func TestSealOpen(t *testing.T) {
 // changed frame opens.
 func TestTamperAnyByte(t *testing.T) {
 	a := mustAuth(t, 7, testSecret)
-	for name, b := range map[string][]byte{"DATA": dataFrame(), "PUT": putFrame()} {
+	for name, b := range frames() {
 		n0 := wire.FrameLen(b)
 		n := a.Seal(b)
 		for i := 0; i < n; i++ {
@@ -116,8 +135,13 @@ func TestTamperAnyByte(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
+	for name, b := range frames() {
+		t.Run(name, func(t *testing.T) { testOpenErrors(t, b) })
+	}
+}
+
+func testOpenErrors(t *testing.T, b []byte) {
 	a := mustAuth(t, 7, testSecret)
-	b := dataFrame()
 	n0 := wire.FrameLen(b)
 
 	// An unsealed frame (a host without the key).
@@ -163,12 +187,17 @@ func TestOpenErrors(t *testing.T) {
 // TestRotation: during a rotation hosts hold both keys; frames sealed with
 // either open, and the first key seals.
 func TestRotation(t *testing.T) {
+	for name, b := range frames() {
+		t.Run(name, func(t *testing.T) { testRotation(t, b) })
+	}
+}
+
+func testRotation(t *testing.T, b []byte) {
 	const oldS, newS = "old-cluster-secret-0123456789ab", "new-cluster-secret-0123456789ab"
 	oldOnly := mustAuth(t, 1, oldS)
 	both := mustAuth(t, 1, newS, oldS)
 	newOnly := mustAuth(t, 1, newS)
 
-	b := dataFrame()
 	n0 := wire.FrameLen(b)
 	s := append([]byte(nil), b...)
 	n := oldOnly.Seal(s)
@@ -220,7 +249,7 @@ func TestKeys(t *testing.T) {
 	if err != nil || len(keys) != 2 {
 		t.Fatalf("ParseKeyFile = %d keys, %v", len(keys), err)
 	}
-	if keys[0] != mustKey(t, testSecret) {
+	if want := mustKey(t, testSecret); keys[0].k0 != want.k0 || keys[0].k1 != want.k1 || keys[0].id != want.id || keys[0].gk != want.gk {
 		t.Fatal("white space around a secret is part of it")
 	}
 	for _, bad := range []string{"", "# nothing\n", "short\n", strings.Repeat("k", 20) + "\n" + strings.Repeat("l", 20) + "\n" + strings.Repeat("m", 20)} {
@@ -245,17 +274,18 @@ func TestGoldenSealed(t *testing.T) {
 
 func TestAllocs(t *testing.T) {
 	a := mustAuth(t, 7, testSecret, "old-cluster-secret-0123456789ab")
-	b := dataFrame()
-	n0 := wire.FrameLen(b)
-	n := a.Seal(b)
-	allocs := testing.AllocsPerRun(100, func() {
-		a.Seal(b)
-		if a.Open(b[:n], n0) != nil {
-			panic("open")
+	for name, b := range frames() {
+		n0 := wire.FrameLen(b)
+		n := a.Seal(b)
+		allocs := testing.AllocsPerRun(100, func() {
+			a.Seal(b)
+			if a.Open(b[:n], n0) != nil {
+				panic("open")
+			}
+		})
+		if allocs != 0 {
+			t.Fatalf("%s: Seal+Open allocate %v times", name, allocs)
 		}
-	})
-	if allocs != 0 {
-		t.Fatalf("Seal+Open allocate %v times", allocs)
 	}
 }
 

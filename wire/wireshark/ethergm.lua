@@ -89,6 +89,9 @@ local FLAG_RETRANSMIT = 0x0008
 local FLAG_AUTH = 0x0080 -- the cluster-key trailer follows the payload (PROTOCOL.md section 19)
 local FLAGS_DEFINED = 0x008F
 local TRAILER_LEN = 20
+-- The tag is SipHash-2-4-128 below this covered length (frame + 4 trailer
+-- bytes), GHASH-AES from it (PROTOCOL.md section 19.1).
+local GHASH_MIN = 256
 
 local flag_names = {
     { FLAG_HIGH, "HIGH" },
@@ -178,7 +181,8 @@ local f = {
     trailer_partition = ProtoField.uint16("ethergm.trailer.partition", "Partition", base.DEC),
     trailer_keyid = ProtoField.uint8("ethergm.trailer.keyid", "Key id", base.HEX),
     trailer_reserved = ProtoField.uint8("ethergm.trailer.reserved", "Reserved", base.HEX),
-    trailer_tag = ProtoField.bytes("ethergm.trailer.tag", "Tag (SipHash-2-4-128)"),
+    trailer_tag = ProtoField.bytes("ethergm.trailer.tag", "Tag"),
+    trailer_mac = ProtoField.string("ethergm.trailer.mac", "MAC (by covered length)"),
     seg_index = ProtoField.uint32("ethergm.seg.index", "Segment", base.DEC),
     seg_count = ProtoField.uint32("ethergm.seg.count", "Segments", base.DEC),
 }
@@ -899,6 +903,11 @@ local function dissect(tvb, pinfo, root)
         tt:add(f.trailer_keyid, tvb(declared + 2, 1))
         tt:add(f.trailer_reserved, tvb(declared + 3, 1))
         tt:add(f.trailer_tag, tvb(declared + 4, 16))
+        local mac = "SipHash-2-4-128"
+        if declared + 4 >= GHASH_MIN then
+            mac = "GHASH-AES"
+        end
+        tt:add(f.trailer_mac, mac):set_generated()
     else
         tail = declared
     end
