@@ -128,6 +128,7 @@ type Port struct {
 	nodeMap    atomic.Pointer[NodeMap]
 	mapChanges atomic.Uint64
 	openMask   atomic.Uint32
+	rxPorts    link.PortMask // the target ports the links receive (rxPortsFor; Open, then the progress goroutine)
 	ready      atomic.Bool // the port is built (Info may look at the engine)
 
 	cur     Event
@@ -224,7 +225,9 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		return nil, err
 	}
 	lc := c.Link
-	lc.Ports = link.AllPorts
+	p.openMask.Store(p.owner.openMask(0))
+	p.rxPorts = rxPortsFor(id, p.openMask.Load())
+	lc.Ports = p.rxPorts
 	lc.SpinTime = -1
 	lc.QdiscBypass = !c.UseQdisc
 	if err := c.linkAuth(&lc); err != nil {
@@ -246,7 +249,6 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	}
 	p.nodeID.Store(uint32(self))
 	p.rails.SetMap(m, uint32(self))
-	p.openMask.Store(p.owner.openMask(0))
 	geo := p.rails.Geometry()
 	p.eng = proto.New(proto.Config{
 		NodeID: uint32(self), Port: uint8(id), MAC: p.mac,
@@ -358,6 +360,20 @@ func (p *Port) answerClosed(tp uint8) bool {
 	m = p.owner.openMask(maskRecheck)
 	p.openMask.Store(m)
 	return m&(1<<tp) == 0 && m&(1<<p.id-1) == 0
+}
+
+// rxPortsFor returns the target ports the links of port id receive when
+// the unit's open ports are open (a mask, bit p for port p): its own, and
+// every closed port if it is the lowest-numbered open port, which answers
+// for them (answerClosed). The other ports' frames never enter its ring:
+// with 16 ports open, a port would otherwise read 16 times the frames it
+// needs, and one port's burst could fill every other port's ring.
+func rxPortsFor(id int, open uint32) link.PortMask {
+	own := link.PortMask(1) << id
+	if open&(1<<id-1) != 0 {
+		return own // a lower port answers for the closed ones
+	}
+	return own | link.PortMask(maskUnknown&^open)
 }
 
 // maskRecheck is how old a list of the open ports answerClosed may reuse.
@@ -956,7 +972,16 @@ func (p *Port) progress() {
 // port's node id and host name; one that does not leaves them as they
 // were.
 func (p *Port) refresh() {
-	p.openMask.Store(p.owner.openMask(0))
+	open := p.owner.openMask(0)
+	p.openMask.Store(open)
+	if want := rxPortsFor(p.id, open); want != p.rxPorts {
+		// Every set holds the port's own: a link whose filter could
+		// not change at worst leaves a closed port unanswered, or lets
+		// other ports' frames in, until the next refresh tries again.
+		if p.rails.SetPorts(want) == nil {
+			p.rxPorts = want
+		}
+	}
 	m, err := p.mapW.Load()
 	if err != nil || m == nil {
 		return

@@ -44,7 +44,8 @@
 //
 // The classic BPF program (filter.go, unit-tested in bpf.NewVM) accepts a
 // frame only if its EtherType is Config.EtherType, its target port (frame
-// offset 16) is below 32 with its bit set in Config.Ports, and it arrived
+// offset 16) is below 32 with its bit set in Config.Ports (which SetPorts changes
+// while the Link runs), and it arrived
 // either on the Link's interface with a packet type other than
 // PACKET_OTHERHOST, or on lo with our own MAC as its destination (the
 // ifindex and pkt_type BPF extensions). So a Link never reads back its own

@@ -79,3 +79,11 @@ type Geometry struct {
 // costs more than it saves (the copy of 1.5 KB is cheaper than two more
 // lock round trips per frame); for 9000-byte frames it pays.
 const DefaultZeroCopyMin = 4096
+
+// PortSetter is an Endpoint whose set of received target ports can change
+// while it runs (*Link's SetPorts). A port narrows its links to the ports
+// it must read; an Endpoint without it delivers every port's frames, which
+// a reader must handle anyway.
+type PortSetter interface {
+	SetPorts(ports PortMask) error
+}

@@ -51,7 +51,7 @@ type Engine interface {
 // Set is the rails of a port: the engine's proto.Out (and proto.SlotOut),
 // the port's reader of the rails' rings, and the table of the peers' MAC
 // addresses. It is guarded by the port's mutex (every call but Wait, Wake,
-// MACs, MTU, Close and LinkStats comes from under it), and its send side
+// MACs, MTU, SetPorts, Close and LinkStats comes from under it), and its send side
 // and its receive side are each used by one goroutine at a time.
 type Set struct {
 	links []link.Endpoint
@@ -218,6 +218,22 @@ func (s *Set) MTU() int { return s.mtu }
 
 // Wake makes a concurrent or the next Wait return.
 func (s *Set) Wake() { s.links[0].Wake() }
+
+// SetPorts narrows (or widens) the target ports every rail's link receives,
+// on the links that can change it (link.PortSetter); the others keep
+// delivering every port's frames. It returns the first error. Like Close,
+// it may be called without the port's mutex, from one goroutine at a time.
+func (s *Set) SetPorts(ports link.PortMask) error {
+	var err error
+	for _, l := range s.links {
+		if ps, ok := l.(link.PortSetter); ok {
+			if serr := ps.SetPorts(ports); serr != nil && err == nil {
+				err = serr
+			}
+		}
+	}
+	return err
+}
 
 // Close closes every rail's link and returns the first error.
 func (s *Set) Close() error {
