@@ -32,6 +32,12 @@ func BenchmarkLocalPingPong8(b *testing.B) {
 	m := writeMap(b, c)
 	pa := openPort(b, c.Hosts[0], 2, testConfig(c.Hosts[0], m))
 	pb := openPort(b, c.Hosts[0], 4, testConfig(c.Hosts[0], m))
+	localPingPong8(b, pa, pb)
+}
+
+// localPingPong8 runs b.N round trips of an 8-byte message between ports 2
+// (pa) and 4 (pb) in one goroutine.
+func localPingPong8(b *testing.B, pa, pb *gm.Port) {
 	size := gm.MinSizeForLength(8)
 	for _, p := range []*gm.Port{pa, pb} {
 		for i := 0; i < 4; i++ {

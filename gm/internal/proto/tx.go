@@ -43,11 +43,17 @@ func (e *Engine) locate(s *txStream, seq uint32) (*sendRec, uint32, bool) {
 func (e *Engine) outstanding(s *txStream) bool { return diff(s.nxt, s.una) > 0 }
 
 // addFrame builds the data frame for seq into the next batch slot.
-func (e *Engine) addFrame(now Time, s *txStream, seq uint32, rtx, ackReq bool) bool {
+func (e *Engine) addFrame(s *txStream, seq uint32, rtx, ackReq bool) bool {
 	r, k, ok := e.locate(s, seq)
 	if !ok {
 		return false
 	}
+	return e.addSegment(s, r, k, seq, rtx, ackReq)
+}
+
+// addSegment builds the frame of segment k of message r, sequence number
+// seq, into the next batch slot.
+func (e *Engine) addSegment(s *txStream, r *sendRec, k, seq uint32, rtx, ackReq bool) bool {
 	seg := uint32(e.cfg.SegLen)
 	if r.kind >= recPut {
 		seg -= wire.RemoteAddrLen // PUT, GET, GOT carry the remote address (rdma.go)
@@ -132,7 +138,6 @@ func (e *Engine) addFrame(now Time, s *txStream, seq uint32, rtx, ackReq bool) b
 	} else {
 		e.stats.DataSent++
 	}
-	_ = now
 	return true
 }
 
@@ -238,6 +243,11 @@ func (e *Engine) pump(now Time, s *txStream) {
 		}
 		return
 	}
+	if s.qLen == 1 && s.qAssigned == 0 && s.nxt == s.una && s.nxt == s.nextSeq && s.rtxNext == s.rtxEnd &&
+		!s.probing && s.window > 0 && e.recs[s.q[s.qHead]].nseg == 1 {
+		e.pumpOne(now, s)
+		return
+	}
 	wasIdle := !e.outstanding(s)
 	for diff(s.rtxNext, s.rtxEnd) < 0 {
 		seq := s.rtxNext
@@ -253,7 +263,7 @@ func (e *Engine) pump(now Time, s *txStream) {
 		if !s.rtxAll && int32(s.txIdx[seq&(maxWindow-1)]-s.lostBefore) >= 0 {
 			continue // sent after the newest acked frame: not known lost
 		}
-		if !e.addFrame(now, s, seq, true, s.rtxNext == s.rtxEnd) && e.txBlock {
+		if !e.addFrame(s, seq, true, s.rtxNext == s.rtxEnd) && e.txBlock {
 			s.rtxNext = seq // not sent: the link is full
 			return
 		}
@@ -273,7 +283,7 @@ func (e *Engine) pump(now Time, s *txStream) {
 			break
 		}
 		seq := s.nxt
-		if !e.addFrame(now, s, seq, false, s.probing || diff(seq+1, s.una) >= w) {
+		if !e.addFrame(s, seq, false, s.probing || diff(seq+1, s.una) >= w) {
 			break
 		}
 		s.nxt++
@@ -293,6 +303,31 @@ func (e *Engine) pump(now Time, s *txStream) {
 	}
 	e.flush(s)
 	if wasIdle && e.outstanding(s) {
+		s.rtoAt = now + s.rto
+	}
+}
+
+// pumpOne is pump for the usual send of a latency-bound application: one
+// message of one frame queued on an idle stream of an established session
+// (nothing in flight, nothing to resend, not probing). It numbers the
+// message and sends its frame, as pump's loops would, without them.
+func (e *Engine) pumpOne(now Time, s *txStream) {
+	r := &e.recs[s.q[s.qHead]]
+	seq := s.nxt
+	r.firstSeq = seq
+	s.nextSeq = seq + 1
+	s.qAssigned, s.cursor = 1, 0
+	if e.addSegment(s, r, 0, seq, false, s.window <= 1) {
+		s.nxt++
+		if diff(s.nxt, s.hiSent) > 0 {
+			s.hiSent = s.nxt
+		}
+		if !s.rttValid {
+			s.rttValid, s.rttSeq, s.rttTime = true, seq, now
+		}
+	}
+	e.flush(s)
+	if e.outstanding(s) {
 		s.rtoAt = now + s.rto
 	}
 }
@@ -880,42 +915,53 @@ func (e *Engine) flushAcks(now Time, force bool) {
 }
 
 func (e *Engine) setDeadline(now Time) {
-	var d Time
-	min := func(t Time) {
-		if t > 0 && (d == 0 || t < d) {
-			d = t
-		}
-	}
+	// d is the earliest deadline; 0 (none) compares as the latest.
+	const none = Time(1<<63 - 1)
+	d := none
 	for _, s := range e.active {
 		if s.disabled {
 			continue
 		}
 		if s.qLen > 0 {
-			min(s.lastHeard + e.cfg.LivenessTimeout + 1)
+			d = earlier(d, s.lastHeard+e.cfg.LivenessTimeout+1)
 		}
 		if s.opening {
 			if s.openSent && s.qLen > 0 {
-				min(s.rtoAt)
+				d = earlier(d, s.rtoAt)
 			}
 		} else if e.outstanding(s) {
-			min(s.rtoAt)
+			d = earlier(d, s.rtoAt)
 			if e.stallBounded(s) {
-				min(s.lastAdvance + e.stallTimeout() + 1)
+				d = earlier(d, s.lastAdvance+e.stallTimeout()+1)
 			}
 		} else if s.probing && s.qLen > 0 && s.backoffUntil > now {
-			min(s.backoffUntil)
+			d = earlier(d, s.backoffUntil)
 		}
 	}
 	for _, rs := range e.ackList {
 		if rs.ackState == ackNow {
-			min(now)
+			d = earlier(d, now)
 		} else if rs.ackState == ackDelayed {
-			min(rs.ackDue)
+			d = earlier(d, rs.ackDue)
 		}
 	}
 	if e.txBlock {
-		min(now + 50*time.Microsecond)
+		d = earlier(d, now+50*time.Microsecond)
 	}
-	min(e.rdmaDeadline()) // rdma.go
+	if e.rdma != nil {
+		d = earlier(d, e.rdmaDeadline()) // rdma.go
+	}
+	if d == none {
+		d = 0
+	}
 	e.deadline = d
+}
+
+// earlier returns the earlier of deadline d and time t; a t of 0 or less
+// is no deadline.
+func earlier(d, t Time) Time {
+	if t > 0 && t < d {
+		return t
+	}
+	return d
 }
