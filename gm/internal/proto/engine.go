@@ -294,6 +294,20 @@ type txStream struct {
 	noBuf             bool   // the receiver refused the message at noBufSeq (NackNoBuffer)
 	noBufSeq          uint32 // first sequence number of the refused message
 	fastHold          Time
+
+	// The stream's last frame of a one-frame message up to its payload,
+	// and what it was built for (see addOne).
+	tmpl    [wire.EthHeaderLen + wire.HeaderLen]byte
+	tmplFor frameKey
+}
+
+// frameKey is what a stream's frames depend on besides the stream itself:
+// the destination MAC, this node's id and the session.
+type frameKey struct {
+	dst     [6]byte
+	node    uint32
+	session uint32
+	ok      bool
 }
 
 type rxStream struct {

@@ -76,25 +76,12 @@ func (e *Engine) addSegment(s *txStream, r *sendRec, k, seq uint32, rtx, ackReq 
 			typ = wire.TypeDataMiddle
 		}
 	}
-	var fl wire.Flags
-	if s.pri != 0 {
-		fl |= wire.FlagHigh
-	}
+	fl, ack, ackRS := e.piggyback(s)
 	if rtx {
 		fl |= wire.FlagRetransmit
 	}
 	if ackReq || (r.nseg > 1 && k == r.nseg-1) {
 		fl |= wire.FlagAckRequest
-	}
-	ack := uint32(0)
-	var ackRS *rxStream
-	// A piggybacked ack names no session: none while the peer proposes a
-	// new one (rs.pendSess), which may be the peer's current session
-	// already (see onOpen).
-	if rs := s.peer.rx[s.port][s.pri]; rs != nil && rs.valid && rs.ackState != ackNone && !rs.oooAny && !rs.dropped && rs.pendSess == 0 {
-		fl |= wire.FlagAckValid
-		ack = rs.rcvNxt - 1
-		ackRS = rs
 	}
 	e.hdr = wire.HeaderFields{
 		Type: typ, TargetPort: s.port, SourcePort: e.cfg.Port, Flags: fl, Size: r.size,
@@ -138,6 +125,74 @@ func (e *Engine) addSegment(s *txStream, r *sendRec, k, seq uint32, rtx, ackReq 
 	} else {
 		e.stats.DataSent++
 	}
+	return true
+}
+
+// piggyback returns the flags of a data frame of s (its priority) and the
+// ack of the reverse stream it carries, if one is due: then FlagAckValid,
+// the cumulative ack and the stream whose ack it is (the caller clears its
+// ack state once the frame is built).
+func (e *Engine) piggyback(s *txStream) (wire.Flags, uint32, *rxStream) {
+	var fl wire.Flags
+	if s.pri != 0 {
+		fl |= wire.FlagHigh
+	}
+	// A piggybacked ack names no session: none while the peer proposes a
+	// new one (rs.pendSess), which may be the peer's current session
+	// already (see onOpen).
+	if rs := s.peer.rx[s.port][s.pri]; rs != nil && rs.valid && rs.ackState != ackNone && !rs.oooAny && !rs.dropped && rs.pendSess == 0 {
+		return fl | wire.FlagAckValid, rs.rcvNxt - 1, rs
+	}
+	return fl, 0, nil
+}
+
+// addOne is addSegment for the frame of a message of one frame (DATA,
+// sequence number seq) that starts a batch. It copies the stream's
+// template of the frame, the last one addSegment built for it, and sets
+// the fields that change from one message to the next, rather than
+// building every field; the template serves while the destination MAC,
+// this node's id and the session are those it was built for.
+func (e *Engine) addOne(s *txStream, r *sendRec, seq uint32, ackReq bool) bool {
+	key := frameKey{dst: s.peer.mac, node: e.cfg.NodeID, session: s.session, ok: true}
+	first := e.queued == 0 && len(e.txFrames) == 0
+	n := len(s.tmpl) + int(r.length)
+	if r.kind != recMsg || !first || s.tmplFor != key || n > cap(e.txBufs[0]) {
+		if !e.addSegment(s, r, 0, seq, false, ackReq) {
+			return false
+		}
+		if r.kind == recMsg && first {
+			// Built in txBufs[0] (the first frame of a batch).
+			copy(s.tmpl[:], e.txBufs[0])
+			s.tmplFor = key
+		}
+		return true
+	}
+	fl, ack, ackRS := e.piggyback(s)
+	if ackReq {
+		fl |= wire.FlagAckRequest
+	}
+	f := e.txBufs[0][:n]
+	copy(f, s.tmpl[:])
+	h := wire.Header(f[wire.EthHeaderLen:])
+	h.SetFlags(fl)
+	h.SetSize(r.size)
+	h.SetSeq(seq)
+	h.SetAck(ack)
+	h.SetMsgLen(r.length)
+	h.SetPayloadLen(int(r.length))
+	copy(f[len(s.tmpl):], r.msg[:r.length])
+	h.UpdateCRC()
+	e.txBufs[0] = f
+	e.txFrames = append(e.txFrames, f)
+	e.txSeq = append(e.txSeq, seq)
+	e.txNew = append(e.txNew, true)
+	if ackRS != nil {
+		ackRS.ackState = ackNone
+		ackRS.unacked = 0
+	}
+	s.txCount++
+	s.txIdx[seq&(maxWindow-1)] = s.txCount
+	e.stats.DataSent++
 	return true
 }
 
@@ -317,7 +372,7 @@ func (e *Engine) pumpOne(now Time, s *txStream) {
 	r.firstSeq = seq
 	s.nextSeq = seq + 1
 	s.qAssigned, s.cursor = 1, 0
-	if e.addSegment(s, r, 0, seq, false, s.window <= 1) {
+	if e.addOne(s, r, seq, s.window <= 1) {
 		s.nxt++
 		if diff(s.nxt, s.hiSent) > 0 {
 			s.hiSent = s.nxt
