@@ -739,10 +739,9 @@ func (e *Engine) Send(now Time, msg []byte, size uint8, length int, pri uint8, n
 	}
 	i := e.allocRec()
 	r := &e.recs[i]
-	seg := uint32(e.cfg.SegLen)
-	nseg := (uint32(length) + seg - 1) / seg
-	if nseg == 0 {
-		nseg = 1
+	nseg := uint32(1) // no division for a message of one frame
+	if seg := uint32(e.cfg.SegLen); uint32(length) > seg {
+		nseg = (uint32(length) + seg - 1) / seg
 	}
 	*r = sendRec{msg: msg, length: uint32(length), size: size, kind: recMsg, nseg: nseg, cb: cb, ctx: ctx, next: -1}
 	if s.qLen == 0 {
@@ -903,7 +902,11 @@ func (e *Engine) pushEvent() *Event {
 		}
 		e.events, e.evHead = ne, 0
 	}
-	ev := &e.events[(e.evHead+e.evLen)%len(e.events)]
+	i := e.evHead + e.evLen // < 2*len(e.events); no division on the message path
+	if i >= len(e.events) {
+		i -= len(e.events)
+	}
+	ev := &e.events[i]
 	e.evLen++
 	return ev
 }
@@ -966,7 +969,9 @@ func (e *Engine) TakeEvent() *Event {
 			}
 		}
 	}
-	e.evHead = (e.evHead + 1) % len(e.events)
+	if e.evHead++; e.evHead == len(e.events) {
+		e.evHead = 0
+	}
 	e.evLen--
 	e.taken = ev
 	return ev
