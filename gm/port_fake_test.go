@@ -35,7 +35,7 @@ type fakeNet struct {
 var fakeUnits atomic.Int64
 
 // newFakeNet builds hosts hosts with rails interfaces each.
-func newFakeNet(t *testing.T, hosts, rails int) *fakeNet {
+func newFakeNet(t testing.TB, hosts, rails int) *fakeNet {
 	t.Helper()
 	n := &fakeNet{hub: linktest.NewHub(), dir: t.TempDir(), macs: map[string][6]byte{}}
 	var m bytes.Buffer
@@ -80,7 +80,7 @@ func (n *fakeNet) config(h int) *gm.Config {
 }
 
 // open opens port id of host h; mod may change the configuration.
-func (n *fakeNet) open(t *testing.T, h, id int, mod func(*gm.Config)) *gm.Port {
+func (n *fakeNet) open(t testing.TB, h, id int, mod func(*gm.Config)) *gm.Port {
 	t.Helper()
 	cfg := n.config(h)
 	if mod != nil {

@@ -281,6 +281,16 @@ func TestHeaderSetters(t *testing.T) {
 		t.Fatalf("setters differ from AppendFrame:\n got %x\nwant %x", fr, rebuilt)
 	}
 
+	// SetPayloadLen: a frame resized in place matches the one built for
+	// the new payload.
+	long := append(bytes.Clone(fr), 'z')
+	lh := Header(long[EthHeaderLen:])
+	lh.SetPayloadLen(3)
+	lh.UpdateCRC()
+	if built := AppendFrame(nil, macB, macA, EtherType, &want, []byte("xyz")); !bytes.Equal(long, built) {
+		t.Fatalf("SetPayloadLen differs from AppendFrame:\n got %x\nwant %x", long, built)
+	}
+
 	// SetRemoteAddr is a no-op on types without the extension.
 	d := AppendFrame(nil, macB, macA, EtherType, &HeaderFields{Type: TypeData}, []byte("12345678"))
 	dh := Header(d[EthHeaderLen:])

@@ -227,6 +227,10 @@ func (h Header) SetMsgLen(n uint32) { binary.BigEndian.PutUint32(h[OffMsgLen:], 
 // SetOffset sets the segment offset.
 func (h Header) SetOffset(o uint32) { binary.BigEndian.PutUint32(h[OffOffset:], o) }
 
+// SetPayloadLen sets the payload length: the payload that follows the
+// header must be n bytes long.
+func (h Header) SetPayloadLen(n int) { binary.BigEndian.PutUint16(h[OffPayloadLen:], uint16(n)) }
+
 // SetCRC stores c in the CRC field without checking it.
 func (h Header) SetCRC(c uint32) { binary.BigEndian.PutUint32(h[OffCRC:], c) }
 

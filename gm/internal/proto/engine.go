@@ -294,6 +294,20 @@ type txStream struct {
 	noBuf             bool   // the receiver refused the message at noBufSeq (NackNoBuffer)
 	noBufSeq          uint32 // first sequence number of the refused message
 	fastHold          Time
+
+	// The stream's last frame of a one-frame message up to its payload,
+	// and what it was built for (see addOne).
+	tmpl    [wire.EthHeaderLen + wire.HeaderLen]byte
+	tmplFor frameKey
+}
+
+// frameKey is what a stream's frames depend on besides the stream itself:
+// the destination MAC, this node's id and the session.
+type frameKey struct {
+	dst     [6]byte
+	node    uint32
+	session uint32
+	ok      bool
 }
 
 type rxStream struct {
@@ -725,10 +739,9 @@ func (e *Engine) Send(now Time, msg []byte, size uint8, length int, pri uint8, n
 	}
 	i := e.allocRec()
 	r := &e.recs[i]
-	seg := uint32(e.cfg.SegLen)
-	nseg := (uint32(length) + seg - 1) / seg
-	if nseg == 0 {
-		nseg = 1
+	nseg := uint32(1) // no division for a message of one frame
+	if seg := uint32(e.cfg.SegLen); uint32(length) > seg {
+		nseg = (uint32(length) + seg - 1) / seg
 	}
 	*r = sendRec{msg: msg, length: uint32(length), size: size, kind: recMsg, nseg: nseg, cb: cb, ctx: ctx, next: -1}
 	if s.qLen == 0 {
@@ -889,7 +902,11 @@ func (e *Engine) pushEvent() *Event {
 		}
 		e.events, e.evHead = ne, 0
 	}
-	ev := &e.events[(e.evHead+e.evLen)%len(e.events)]
+	i := e.evHead + e.evLen // < 2*len(e.events); no division on the message path
+	if i >= len(e.events) {
+		i -= len(e.events)
+	}
+	ev := &e.events[i]
 	e.evLen++
 	return ev
 }
@@ -952,7 +969,9 @@ func (e *Engine) TakeEvent() *Event {
 			}
 		}
 	}
-	e.evHead = (e.evHead + 1) % len(e.events)
+	if e.evHead++; e.evHead == len(e.events) {
+		e.evHead = 0
+	}
 	e.evLen--
 	e.taken = ev
 	return ev

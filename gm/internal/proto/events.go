@@ -9,7 +9,10 @@ func (e *Engine) SwapFirstEvents() bool {
 	if e.evLen < 2 {
 		return false
 	}
-	i, j := e.evHead, (e.evHead+1)%len(e.events)
+	i, j := e.evHead, e.evHead+1
+	if j == len(e.events) {
+		j = 0
+	}
 	e.events[i], e.events[j] = e.events[j], e.events[i]
 	return true
 }

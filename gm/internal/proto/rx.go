@@ -41,12 +41,21 @@ func (e *Engine) input(now Time, frame []byte) {
 		}
 		return
 	}
-	sp := h.SourcePort()
-	if sp >= wire.NumPorts || !e.known(h.SourceNode()) {
+	sp, src := h.SourcePort(), h.SourceNode()
+	var p *peer
+	if int(src) < len(e.peers) {
+		p = e.peers[src] // an existing peer: known (see known)
+	}
+	if p == nil {
+		if sp >= wire.NumPorts || !e.known(src) {
+			e.stats.Misaddressed++
+			return
+		}
+		p = e.peer(src)
+	} else if sp >= wire.NumPorts {
 		e.stats.Misaddressed++
 		return
 	}
-	p := e.peer(h.SourceNode())
 	if !e.fromPeer(p, wire.Ethernet(frame).Src()) {
 		// Not from the host the node map gives the claimed source node
 		// (another host, or one whose id the map changed).
@@ -322,6 +331,10 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 			e.onAckValue(now, s, h.Ack())
 		}
 	}
+	if typ == wire.TypeData && seq == rs.rcvNxt && rs.mLen == 0 && !rs.oooAny {
+		e.onNext(now, rs, frame, h)
+		return
+	}
 	d := diff(seq, rs.rcvNxt)
 	if d < 0 {
 		e.stats.Duplicates++
@@ -473,6 +486,46 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 			// trip is one frame shorter. It still goes out within
 			// AckDelay. (A transfer's sender gets its ack at once.)
 			last.ackRS = rs
+		} else {
+			immediate = true
+		}
+	}
+	e.scheduleAck(now, rs, immediate)
+}
+
+// onNext is the rest of onSeq for the usual frame of a latency-bound
+// exchange: a message of one frame (DATA) that is next in rs's sequence,
+// with no message being reassembled and no frame held out of order. It
+// does what onSeq's general path does for such a frame, without the checks
+// and loops that only the other cases need: bind a buffer, place the
+// payload, deliver, schedule the ack.
+func (e *Engine) onNext(now Time, rs *rxStream, frame []byte, h wire.Header) {
+	m := e.dataNewMsg(rs, frame, h, rs.rcvNxt)
+	if m == nil {
+		return
+	}
+	// dataNewMsg checked that the payload is the whole message.
+	plen := uint32(h.PayloadLen())
+	if h.Offset() != 0 || m.kind != 0 {
+		e.stats.Malformed++
+		return
+	}
+	if plen <= MaxFastRecvBytes {
+		// A FAST message: copied once, from the frame into its event.
+		m.fastLen = int(plen)
+		e.rxFast, e.rxFastMsg = h.Payload(), m
+	} else {
+		copy(e.pools.Buffer(m.slot).Buf[:plen], h.Payload())
+	}
+	rs.rcvNxt++
+	rs.unacked++
+	immediate := rs.unacked >= e.cfg.AckEvery || rs.dropped
+	ev := e.deliver(rs, m)
+	rs.mHead = (rs.mHead + 1) % rxMsgs
+	rs.mLen--
+	if h.Flags()&wire.FlagAckRequest != 0 {
+		if !immediate {
+			ev.ackRS = rs // see onSeq
 		} else {
 			immediate = true
 		}

@@ -43,11 +43,17 @@ func (e *Engine) locate(s *txStream, seq uint32) (*sendRec, uint32, bool) {
 func (e *Engine) outstanding(s *txStream) bool { return diff(s.nxt, s.una) > 0 }
 
 // addFrame builds the data frame for seq into the next batch slot.
-func (e *Engine) addFrame(now Time, s *txStream, seq uint32, rtx, ackReq bool) bool {
+func (e *Engine) addFrame(s *txStream, seq uint32, rtx, ackReq bool) bool {
 	r, k, ok := e.locate(s, seq)
 	if !ok {
 		return false
 	}
+	return e.addSegment(s, r, k, seq, rtx, ackReq)
+}
+
+// addSegment builds the frame of segment k of message r, sequence number
+// seq, into the next batch slot.
+func (e *Engine) addSegment(s *txStream, r *sendRec, k, seq uint32, rtx, ackReq bool) bool {
 	seg := uint32(e.cfg.SegLen)
 	if r.kind >= recPut {
 		seg -= wire.RemoteAddrLen // PUT, GET, GOT carry the remote address (rdma.go)
@@ -70,25 +76,12 @@ func (e *Engine) addFrame(now Time, s *txStream, seq uint32, rtx, ackReq bool) b
 			typ = wire.TypeDataMiddle
 		}
 	}
-	var fl wire.Flags
-	if s.pri != 0 {
-		fl |= wire.FlagHigh
-	}
+	fl, ack, ackRS := e.piggyback(s)
 	if rtx {
 		fl |= wire.FlagRetransmit
 	}
 	if ackReq || (r.nseg > 1 && k == r.nseg-1) {
 		fl |= wire.FlagAckRequest
-	}
-	ack := uint32(0)
-	var ackRS *rxStream
-	// A piggybacked ack names no session: none while the peer proposes a
-	// new one (rs.pendSess), which may be the peer's current session
-	// already (see onOpen).
-	if rs := s.peer.rx[s.port][s.pri]; rs != nil && rs.valid && rs.ackState != ackNone && !rs.oooAny && !rs.dropped && rs.pendSess == 0 {
-		fl |= wire.FlagAckValid
-		ack = rs.rcvNxt - 1
-		ackRS = rs
 	}
 	e.hdr = wire.HeaderFields{
 		Type: typ, TargetPort: s.port, SourcePort: e.cfg.Port, Flags: fl, Size: r.size,
@@ -132,7 +125,74 @@ func (e *Engine) addFrame(now Time, s *txStream, seq uint32, rtx, ackReq bool) b
 	} else {
 		e.stats.DataSent++
 	}
-	_ = now
+	return true
+}
+
+// piggyback returns the flags of a data frame of s (its priority) and the
+// ack of the reverse stream it carries, if one is due: then FlagAckValid,
+// the cumulative ack and the stream whose ack it is (the caller clears its
+// ack state once the frame is built).
+func (e *Engine) piggyback(s *txStream) (wire.Flags, uint32, *rxStream) {
+	var fl wire.Flags
+	if s.pri != 0 {
+		fl |= wire.FlagHigh
+	}
+	// A piggybacked ack names no session: none while the peer proposes a
+	// new one (rs.pendSess), which may be the peer's current session
+	// already (see onOpen).
+	if rs := s.peer.rx[s.port][s.pri]; rs != nil && rs.valid && rs.ackState != ackNone && !rs.oooAny && !rs.dropped && rs.pendSess == 0 {
+		return fl | wire.FlagAckValid, rs.rcvNxt - 1, rs
+	}
+	return fl, 0, nil
+}
+
+// addOne is addSegment for the frame of a message of one frame (DATA,
+// sequence number seq) that starts a batch. It copies the stream's
+// template of the frame, the last one addSegment built for it, and sets
+// the fields that change from one message to the next, rather than
+// building every field; the template serves while the destination MAC,
+// this node's id and the session are those it was built for.
+func (e *Engine) addOne(s *txStream, r *sendRec, seq uint32, ackReq bool) bool {
+	key := frameKey{dst: s.peer.mac, node: e.cfg.NodeID, session: s.session, ok: true}
+	first := e.queued == 0 && len(e.txFrames) == 0
+	n := len(s.tmpl) + int(r.length)
+	if r.kind != recMsg || !first || s.tmplFor != key || n > cap(e.txBufs[0]) {
+		if !e.addSegment(s, r, 0, seq, false, ackReq) {
+			return false
+		}
+		if r.kind == recMsg && first {
+			// Built in txBufs[0] (the first frame of a batch).
+			copy(s.tmpl[:], e.txBufs[0])
+			s.tmplFor = key
+		}
+		return true
+	}
+	fl, ack, ackRS := e.piggyback(s)
+	if ackReq {
+		fl |= wire.FlagAckRequest
+	}
+	f := e.txBufs[0][:n]
+	copy(f, s.tmpl[:])
+	h := wire.Header(f[wire.EthHeaderLen:])
+	h.SetFlags(fl)
+	h.SetSize(r.size)
+	h.SetSeq(seq)
+	h.SetAck(ack)
+	h.SetMsgLen(r.length)
+	h.SetPayloadLen(int(r.length))
+	copy(f[len(s.tmpl):], r.msg[:r.length])
+	h.UpdateCRC()
+	e.txBufs[0] = f
+	e.txFrames = append(e.txFrames, f)
+	e.txSeq = append(e.txSeq, seq)
+	e.txNew = append(e.txNew, true)
+	if ackRS != nil {
+		ackRS.ackState = ackNone
+		ackRS.unacked = 0
+	}
+	s.txCount++
+	s.txIdx[seq&(maxWindow-1)] = s.txCount
+	e.stats.DataSent++
 	return true
 }
 
@@ -238,6 +298,11 @@ func (e *Engine) pump(now Time, s *txStream) {
 		}
 		return
 	}
+	if s.qLen == 1 && s.qAssigned == 0 && s.nxt == s.una && s.nxt == s.nextSeq && s.rtxNext == s.rtxEnd &&
+		!s.probing && s.window > 0 && e.recs[s.q[s.qHead]].nseg == 1 {
+		e.pumpOne(now, s)
+		return
+	}
 	wasIdle := !e.outstanding(s)
 	for diff(s.rtxNext, s.rtxEnd) < 0 {
 		seq := s.rtxNext
@@ -253,7 +318,7 @@ func (e *Engine) pump(now Time, s *txStream) {
 		if !s.rtxAll && int32(s.txIdx[seq&(maxWindow-1)]-s.lostBefore) >= 0 {
 			continue // sent after the newest acked frame: not known lost
 		}
-		if !e.addFrame(now, s, seq, true, s.rtxNext == s.rtxEnd) && e.txBlock {
+		if !e.addFrame(s, seq, true, s.rtxNext == s.rtxEnd) && e.txBlock {
 			s.rtxNext = seq // not sent: the link is full
 			return
 		}
@@ -273,7 +338,7 @@ func (e *Engine) pump(now Time, s *txStream) {
 			break
 		}
 		seq := s.nxt
-		if !e.addFrame(now, s, seq, false, s.probing || diff(seq+1, s.una) >= w) {
+		if !e.addFrame(s, seq, false, s.probing || diff(seq+1, s.una) >= w) {
 			break
 		}
 		s.nxt++
@@ -293,6 +358,31 @@ func (e *Engine) pump(now Time, s *txStream) {
 	}
 	e.flush(s)
 	if wasIdle && e.outstanding(s) {
+		s.rtoAt = now + s.rto
+	}
+}
+
+// pumpOne is pump for the usual send of a latency-bound application: one
+// message of one frame queued on an idle stream of an established session
+// (nothing in flight, nothing to resend, not probing). It numbers the
+// message and sends its frame, as pump's loops would, without them.
+func (e *Engine) pumpOne(now Time, s *txStream) {
+	r := &e.recs[s.q[s.qHead]]
+	seq := s.nxt
+	r.firstSeq = seq
+	s.nextSeq = seq + 1
+	s.qAssigned, s.cursor = 1, 0
+	if e.addOne(s, r, seq, s.window <= 1) {
+		s.nxt++
+		if diff(s.nxt, s.hiSent) > 0 {
+			s.hiSent = s.nxt
+		}
+		if !s.rttValid {
+			s.rttValid, s.rttSeq, s.rttTime = true, seq, now
+		}
+	}
+	e.flush(s)
+	if e.outstanding(s) {
 		s.rtoAt = now + s.rto
 	}
 }
@@ -880,42 +970,53 @@ func (e *Engine) flushAcks(now Time, force bool) {
 }
 
 func (e *Engine) setDeadline(now Time) {
-	var d Time
-	min := func(t Time) {
-		if t > 0 && (d == 0 || t < d) {
-			d = t
-		}
-	}
+	// d is the earliest deadline; 0 (none) compares as the latest.
+	const none = Time(1<<63 - 1)
+	d := none
 	for _, s := range e.active {
 		if s.disabled {
 			continue
 		}
 		if s.qLen > 0 {
-			min(s.lastHeard + e.cfg.LivenessTimeout + 1)
+			d = earlier(d, s.lastHeard+e.cfg.LivenessTimeout+1)
 		}
 		if s.opening {
 			if s.openSent && s.qLen > 0 {
-				min(s.rtoAt)
+				d = earlier(d, s.rtoAt)
 			}
 		} else if e.outstanding(s) {
-			min(s.rtoAt)
+			d = earlier(d, s.rtoAt)
 			if e.stallBounded(s) {
-				min(s.lastAdvance + e.stallTimeout() + 1)
+				d = earlier(d, s.lastAdvance+e.stallTimeout()+1)
 			}
 		} else if s.probing && s.qLen > 0 && s.backoffUntil > now {
-			min(s.backoffUntil)
+			d = earlier(d, s.backoffUntil)
 		}
 	}
 	for _, rs := range e.ackList {
 		if rs.ackState == ackNow {
-			min(now)
+			d = earlier(d, now)
 		} else if rs.ackState == ackDelayed {
-			min(rs.ackDue)
+			d = earlier(d, rs.ackDue)
 		}
 	}
 	if e.txBlock {
-		min(now + 50*time.Microsecond)
+		d = earlier(d, now+50*time.Microsecond)
 	}
-	min(e.rdmaDeadline()) // rdma.go
+	if e.rdma != nil {
+		d = earlier(d, e.rdmaDeadline()) // rdma.go
+	}
+	if d == none {
+		d = 0
+	}
 	e.deadline = d
+}
+
+// earlier returns the earlier of deadline d and time t; a t of 0 or less
+// is no deadline.
+func earlier(d, t Time) Time {
+	if t > 0 && t < d {
+		return t
+	}
+	return d
 }
