@@ -1,6 +1,7 @@
 package link
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
 	"testing"
@@ -583,6 +584,67 @@ func TestRingFrames(t *testing.T) {
 	} {
 		if got := RingFrames(tt.cfg, tt.mtu); got != tt.want {
 			t.Errorf("RingFrames(%+v, %d) = %d, want %d", tt.cfg, tt.mtu, got, tt.want)
+		}
+	}
+}
+
+// TestRxRingIdle: idle, the cheap test a polling Recv makes first, must
+// answer true only when a full read (begin, then next until nil) would
+// find no frame and give no block back. Random sequences of kernel steps
+// (packets claimed, completed, blocks closed) and reads are checked
+// against a copy of the ring read in full, in both V3 modes.
+func TestRxRingIdle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, open := range []bool{false, true} {
+		idles, busies := 0, 0
+		for range 300 {
+			const nb = 4
+			f := newFakeRing(4096, nb)
+			r := f.reader(open)
+			kb, pending, plen := 0, -1, 0 // the block the kernel fills; the packet it is copying
+			for range 60 {
+				switch op := rng.IntN(10); {
+				case op < 4 && pending < 0 && f.status(kb) == statusKernel:
+					frame := ringFrame(1, rng.IntN(100))
+					off := int(binary.NativeEndian.Uint32(f.mem[kb*f.bs+bdBlkLen:]))
+					if off+align(rxMacOff+len(frame), v3Align) > f.bs {
+						break
+					}
+					p := f.add(kb, frame, op < 2)
+					if op >= 2 {
+						pending, plen = p, len(frame)
+					}
+				case op < 6 && pending >= 0:
+					f.complete(pending, plen)
+					pending = -1
+				case op == 6 && pending < 0 && f.status(kb) == statusKernel &&
+					binary.NativeEndian.Uint32(f.mem[kb*f.bs+bdNumPkts:]) > 0:
+					f.close(kb)
+					kb = (kb + 1) % nb
+				default:
+					recv(r)
+				}
+				// A full read of a copy must find nothing if idle says so.
+				mem := append([]byte(nil), f.mem...)
+				c := *r
+				c.mem = mem
+				got := recv(&c)
+				before := *r
+				if r.idle() {
+					idles++
+					if len(got) != 0 || c.blk != r.blk || c.pending != 0 || !bytes.Equal(mem, f.mem) {
+						t.Fatalf("open=%v: idle, but a read got %v and moved from block %d to %d", open, got, r.blk, c.blk)
+					}
+					if r.blk != before.blk || r.consumed != before.consumed || r.off != before.off || r.delivered {
+						t.Fatalf("open=%v: idle changed the reader: %+v -> %+v", open, before, *r)
+					}
+				} else {
+					busies++
+				}
+			}
+		}
+		if idles == 0 || busies == 0 {
+			t.Fatalf("open=%v: %d idle and %d busy states: the test does not cover both", open, idles, busies)
 		}
 	}
 }
