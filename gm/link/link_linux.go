@@ -79,7 +79,7 @@ type Link struct {
 	spin        time.Duration
 	mode        string
 
-	fdR, fdD, fdT, efd int // ring socket, doorbell socket (-1 if none), TX-ring socket, eventfd
+	fdR, fdD, fdT, efd int  // ring socket, doorbell socket (-1 if none), TX-ring socket, eventfd
 	armed              bool // the doorbell is bound (armDoorbell); under rxMu
 	rxMem, txMem       []byte
 
