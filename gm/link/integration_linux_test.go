@@ -975,3 +975,41 @@ func TestIntegrationDoorbellArmed(t *testing.T) {
 	}
 	doorbellRings(t, a, b)
 }
+
+// TestIntegrationSendNeverBlocks: with the socket send buffer full (a
+// slow qdisc holds the frames sent), Send returns ErrTxBusy after its
+// bounded retries instead of sleeping until the qdisc drains.
+func TestIntegrationSendNeverBlocks(t *testing.T) {
+	if _, err := exec.LookPath("tc"); err != nil {
+		t.Skip("tc not found")
+	}
+	a, b, _ := pair(t, nil, nil)
+	h := netnsHostOf(t, a)
+	// 8 kbit/s: a 1 KB frame leaves every second; the rest stay queued
+	// and hold the socket's send buffer.
+	if out, err := h.Run("tc", "qdisc", "replace", "dev", h.Ifaces[0], "root", "tbf", "rate", "8kbit", "burst", "1600", "latency", "100s"); err != nil {
+		t.Skipf("tc tbf: %v: %s", err, out)
+	}
+	if err := unix.SetsockoptInt(a.fdR, unix.SOL_SOCKET, unix.SO_SNDBUF, 0); err != nil {
+		t.Fatal(err)
+	}
+	f := testFrame(nil, mac6(b.HardwareAddr()), mac6(a.HardwareAddr()), 0, 1, 1000)
+	done := make(chan error, 1)
+	go func() {
+		for range 1000 {
+			if err := a.Send(f); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrTxBusy) {
+			t.Fatalf("Send with a full send buffer: %v, want ErrTxBusy", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Send blocked on a full send buffer")
+	}
+}

@@ -753,10 +753,17 @@ func (l *Link) sendLocked(frame []byte) error {
 }
 
 // sendto sends frame on fd to the address sa (one system call, no
-// allocation).
+// allocation). MSG_DONTWAIT: a full socket send buffer returns EAGAIN
+// (retried by the caller) instead of sleeping, so the call never blocks,
+// and it is made as a raw system call, without the Go scheduler's
+// entersyscall/exitsyscall bookkeeping, which sits on the critical path
+// of every lone frame (the peer's receive ring is filled by the time the
+// call returns: veth and lo deliver in the sender's softirq). The call
+// takes a few microseconds; in the rare case that the kernel processes a
+// large receive backlog in it, the goroutine's P is held that long.
 func sendto(fd int, frame []byte, sa *unix.RawSockaddrLinklayer) error {
-	_, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&frame[0])), uintptr(len(frame)),
-		0, uintptr(unsafe.Pointer(sa)), unix.SizeofSockaddrLinklayer)
+	_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&frame[0])), uintptr(len(frame)),
+		unix.MSG_DONTWAIT, uintptr(unsafe.Pointer(sa)), unix.SizeofSockaddrLinklayer)
 	if e != 0 {
 		return e
 	}
