@@ -19,8 +19,7 @@
 //	                 blocks x 128 KiB, retire timeout 1 ms); Send uses
 //	                 sendto(2) on it
 //	D  doorbell      bound like R, same filter but snap length 1, minimal
-//	                 SO_RCVBUF, no ring; only in open-block mode, and bound
-//	                 only when a Wait first sleeps (see Waiting)
+//	                 SO_RCVBUF, no ring; only in open-block mode
 //	T  TX ring       protocol 0 (receives nothing), TPACKET_V3 TX ring of
 //	                 fixed slots, PACKET_LOSS, optional PACKET_QDISC_BYPASS;
 //	                 used by SendBatch, TxSlot/TxCommit/Flush
@@ -168,20 +167,14 @@
 // (default 50 us), then sleeps in ppoll(2) on E, R and, in open-block mode,
 // D. A V3 socket wakes poll only when a block retires (once per block, not
 // per frame), which is what D is for: it receives a one-byte copy of every
-// frame R accepts and wakes poll per frame. D gets its filter at Open but
-// is bound (and so receives anything) only when a Wait (or MultiWait) is
-// first about to sleep in poll: until then the kernel does not run its
-// filter and drop path for every frame, which a Link that is only polled
-// (Recv; a GM port's Receive) never needs (measured: about 0.04 us less
-// per polled round trip, 16 interleaved runs of egm-linkperf). Once bound
-// it stays bound. The kernel delivers a frame to the most recently bound
-// socket first, so D, bound after R, gets each frame just before R's ring
-// does (in the same softirq, well within the time the woken Wait needs to
-// run). Before sleeping Wait drains D, then checks the ring again
-// (including packets counted but not yet complete), so a frame arriving
-// after the check rings D anew, and a frame that arrived before D was
-// bound is found in the ring. If poll returned because D rang but the ring
-// shows nothing yet, Wait spins for up to 20 us. A
+// frame R accepts and wakes poll per frame. The kernel delivers a frame to
+// the most recently bound socket first, and D is bound before R, so by the time
+// D has a frame, R's ring has it too (checked: in 8000 blocking round trips
+// the doorbell never woke Wait before the frame was in the ring). Before
+// sleeping Wait drains D, then checks the ring again (including packets
+// counted but not yet complete), so a frame arriving after the check rings
+// D anew. If poll returned because D rang but the ring shows nothing, Wait
+// spins for another 20 us, in case the order of the taps ever changes. A
 // frame the doorbell missed still wakes poll through R within 1 ms, when
 // the retire timer closes its block; each poll is also capped at 100 ms. D's tiny
 // receive buffer fills after a frame or two while the reader is busy, after
@@ -195,14 +188,10 @@
 // (or to lo, see Sockets): one system call, the cheapest path for a single
 // small frame (the reference measured the TX ring ~0.7 us slower for one
 // 64-byte frame); it goes through the qdisc path, so taps (tcpdump) see it.
-// The call is made with MSG_DONTWAIT, so it never sleeps (a full socket
-// send buffer gives EAGAIN, retried as below), and as a raw system call
-// (unix.RawSyscall6, without the Go scheduler's entersyscall/exitsyscall,
-// which sat on the critical path: on veth and lo the peer's ring is filled
-// before sendto returns). Bypassing the qdisc (PACKET_QDISC_BYPASS on a
-// socket bound to the interface, send(2) without an address) measured no
-// faster for lone frames on veth, whose qdisc is noqueue, so Send keeps
-// the qdisc path. SendBatch copies frames into the V3 TX
+// Neither a socket with PACKET_QDISC_BYPASS nor send(2) without an address
+// on a socket bound to the interface measured faster for lone frames on
+// veth (noqueue qdisc; bench/README.md, "Where a link round trip goes"), so
+// Send keeps this path. SendBatch copies frames into the V3 TX
 // ring of T (fixed slots, frame at offset 48, tp_len then tp_status =
 // TP_STATUS_SEND_REQUEST with an atomic store) and starts them with one
 // sendto(fd, NULL, 0, MSG_DONTWAIT); slots are reused when the kernel has
@@ -253,9 +242,8 @@
 // With the defaults a Link pins 8 MiB of ring memory for receiving and
 // 512 KiB for transmitting (16 KiB slots and 4 MiB with a 9000-byte MTU).
 // Each Link runs its filter on every EtherGM frame of the network
-// namespace (all interfaces, lo included), twice once a Wait has slept
-// (R and D); it is not a tap, so the frames the host sends cost it
-// nothing.
+// namespace (all interfaces, lo included); it is not a tap, so the frames
+// the host sends cost it nothing.
 // VLAN-tagged frames are not handled.
 //
 // # Measurements

@@ -713,12 +713,6 @@ func doorbellRings(t *testing.T, a, b *Link) {
 		t.Logf("mode %q has no doorbell", b.Mode())
 		return
 	}
-	b.rxMu.Lock()
-	err := b.armDoorbell() // as the first sleeping Wait does
-	b.rxMu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
 	b.drain(b.fdD)
 	b.clearSocketError(b.fdD)
 	const seq = 1 << 40
@@ -937,79 +931,5 @@ func TestIntegrationZeroCopyAndTap(t *testing.T) {
 	}
 	if err := a.TxCommit(a.TxSlotSize() + 1); !errors.Is(err, ErrFrameSize) {
 		t.Errorf("oversized TxCommit: %v", err)
-	}
-}
-
-// TestIntegrationDoorbellArmed: the doorbell socket receives nothing (and
-// so costs the kernel nothing per frame) while the Link is only polled; the
-// first Wait that sleeps binds it, and from then on it rings per frame.
-func TestIntegrationDoorbellArmed(t *testing.T) {
-	a, b, _ := pair(t, nil, nil)
-	if b.fdD < 0 {
-		t.Skipf("mode %q has no doorbell", b.Mode())
-	}
-	frames := make([][]byte, 4)
-	readable := func() bool {
-		pfd := []unix.PollFd{{Fd: int32(b.fdD), Events: unix.POLLIN}}
-		if _, err := unix.Poll(pfd, 0); err != nil && err != unix.EINTR {
-			t.Fatal(err)
-		}
-		return pfd[0].Revents&unix.POLLIN != 0
-	}
-	for seq := uint64(1); seq <= 3; seq++ {
-		if err := a.Send(testFrame(nil, mac6(b.HardwareAddr()), mac6(a.HardwareAddr()), 0, seq, 64)); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		for b.Recv(frames) == 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("frame %d not received by polling", seq)
-			}
-		}
-	}
-	if readable() {
-		t.Fatal("the doorbell of a Link that was only polled received frames")
-	}
-	if n, err := b.Wait(frames, 20*time.Millisecond); n != 0 || err != nil {
-		t.Fatalf("Wait on an idle link = %d, %v", n, err)
-	}
-	doorbellRings(t, a, b)
-}
-
-// TestIntegrationSendNeverBlocks: with the socket send buffer full (a
-// slow qdisc holds the frames sent), Send returns ErrTxBusy after its
-// bounded retries instead of sleeping until the qdisc drains.
-func TestIntegrationSendNeverBlocks(t *testing.T) {
-	if _, err := exec.LookPath("tc"); err != nil {
-		t.Skip("tc not found")
-	}
-	a, b, _ := pair(t, nil, nil)
-	h := netnsHostOf(t, a)
-	// 8 kbit/s: a 1 KB frame leaves every second; the rest stay queued
-	// and hold the socket's send buffer.
-	if out, err := h.Run("tc", "qdisc", "replace", "dev", h.Ifaces[0], "root", "tbf", "rate", "8kbit", "burst", "1600", "latency", "100s"); err != nil {
-		t.Skipf("tc tbf: %v: %s", err, out)
-	}
-	if err := unix.SetsockoptInt(a.fdR, unix.SOL_SOCKET, unix.SO_SNDBUF, 0); err != nil {
-		t.Fatal(err)
-	}
-	f := testFrame(nil, mac6(b.HardwareAddr()), mac6(a.HardwareAddr()), 0, 1, 1000)
-	done := make(chan error, 1)
-	go func() {
-		for range 1000 {
-			if err := a.Send(f); err != nil {
-				done <- err
-				return
-			}
-		}
-		done <- nil
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrTxBusy) {
-			t.Fatalf("Send with a full send buffer: %v, want ErrTxBusy", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Send blocked on a full send buffer")
 	}
 }

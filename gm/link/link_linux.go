@@ -79,8 +79,7 @@ type Link struct {
 	spin        time.Duration
 	mode        string
 
-	fdR, fdD, fdT, efd int  // ring socket, doorbell socket (-1 if none), TX-ring socket, eventfd
-	armed              bool // the doorbell is bound (armDoorbell); under rxMu
+	fdR, fdD, fdT, efd int // ring socket, doorbell socket (-1 if none), TX-ring socket, eventfd
 	rxMem, txMem       []byte
 
 	rxMu sync.Mutex // held by Recv and Wait; Close takes it to wait for the reader
@@ -221,10 +220,9 @@ func (l *Link) open() error {
 		}
 	}
 
-	// The doorbell socket gets its filter now but is bound (and so
-	// receives, and costs the kernel a filter run per frame) only before
-	// the first sleep in poll (armDoorbell): a Link that is only polled
-	// never needs it.
+	// The doorbell socket is created and bound before the ring socket: the
+	// kernel delivers a frame to the newest-bound tap first, so when the
+	// doorbell has it, the ring already has it too.
 	if kind == rxOpenBlock {
 		if l.fdD, err = l.packetSocket("socket (doorbell)", true); err != nil {
 			return err
@@ -237,6 +235,9 @@ func (l *Link) open() error {
 		// then drops its copies early.
 		if err := unix.SetsockoptInt(l.fdD, unix.SOL_SOCKET, unix.SO_RCVBUF, 0); err != nil {
 			return l.opErr("setsockopt SO_RCVBUF (doorbell)", err)
+		}
+		if err := l.bindRx(l.fdD, "bind (doorbell)"); err != nil {
+			return err
 		}
 	}
 
@@ -533,9 +534,6 @@ func (l *Link) Wait(frames [][]byte, timeout time.Duration) (int, error) {
 			return n, err
 		}
 	}
-	if err := l.armDoorbell(); err != nil {
-		return 0, err
-	}
 	fresh := false // the last poll returned because the doorbell rang
 	for {
 		if l.closed.Load() {
@@ -596,26 +594,6 @@ func (l *Link) Wait(frames [][]byte, timeout time.Duration) (int, error) {
 			}
 		}
 	}
-}
-
-// armDoorbell binds the doorbell socket the first time a Wait is about to
-// sleep; rxMu must be held. Until then the socket receives nothing, so a
-// Link that is only polled costs the kernel one socket's filter per frame,
-// not two. Bound after the ring socket, the doorbell gets each frame just
-// before the ring does (the kernel delivers to the newest-bound socket
-// first), which Wait tolerates: a doorbell that rang before the ring shows
-// the frame makes it spin for doorbellGrace. The caller drains the doorbell
-// and then looks at the ring before it sleeps, so a frame that arrived
-// before the bind is found in the ring.
-func (l *Link) armDoorbell() error {
-	if l.fdD < 0 || l.armed {
-		return nil
-	}
-	if err := l.bindRx(l.fdD, "bind (doorbell)"); err != nil {
-		return err
-	}
-	l.armed = true
-	return nil
 }
 
 // spinUntil polls the ring until end. done reports that Wait must return
@@ -753,17 +731,10 @@ func (l *Link) sendLocked(frame []byte) error {
 }
 
 // sendto sends frame on fd to the address sa (one system call, no
-// allocation). MSG_DONTWAIT: a full socket send buffer returns EAGAIN
-// (retried by the caller) instead of sleeping, so the call never blocks,
-// and it is made as a raw system call, without the Go scheduler's
-// entersyscall/exitsyscall bookkeeping, which sits on the critical path
-// of every lone frame (the peer's receive ring is filled by the time the
-// call returns: veth and lo deliver in the sender's softirq). The call
-// takes a few microseconds; in the rare case that the kernel processes a
-// large receive backlog in it, the goroutine's P is held that long.
+// allocation).
 func sendto(fd int, frame []byte, sa *unix.RawSockaddrLinklayer) error {
-	_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&frame[0])), uintptr(len(frame)),
-		unix.MSG_DONTWAIT, uintptr(unsafe.Pointer(sa)), unix.SizeofSockaddrLinklayer)
+	_, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&frame[0])), uintptr(len(frame)),
+		0, uintptr(unsafe.Pointer(sa)), unix.SizeofSockaddrLinklayer)
 	if e != 0 {
 		return e
 	}

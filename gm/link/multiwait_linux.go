@@ -79,11 +79,6 @@ func (m *MultiWait) Wait(frames [][]byte, timeout time.Duration) (int, int, erro
 			return n, i, err
 		}
 	}
-	for i, l := range m.links {
-		if err := l.armDoorbell(); err != nil {
-			return 0, i, err
-		}
-	}
 	fresh := false // the last poll returned because a doorbell rang
 	for {
 		if i := m.closed(); i >= 0 {
