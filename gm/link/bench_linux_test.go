@@ -81,7 +81,8 @@ func BenchmarkStream(b *testing.B) {
 func BenchmarkRecvIdle(b *testing.B) {
 	f := newFakeRing(1<<16, 2)
 	f.add(0, ringFrame(1, 20), true)
-	l := &Link{rx: *f.reader(true)}
+	l := new(Link)
+	f.setReader(&l.rx, true)
 	frames := make([][]byte, 8)
 	if l.Recv(frames) != 1 {
 		b.Fatal("no frame")
