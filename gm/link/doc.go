@@ -51,7 +51,10 @@
 // transmissions to other hosts, nor frames of other interfaces (other
 // rails), but does see local loopback frames, including those it sends to
 // its own MAC if its port mask accepts their target port. Rejected frames
-// cost no ring space.
+// cost no ring space. Running it costs each host about 0.035 us per frame
+// received (0.07 us per ping-pong round trip, measured against the bare
+// floor with and without the program: bench/README.md, "Where a link round
+// trip goes").
 //
 // # Receive paths (Mode)
 //
@@ -144,7 +147,11 @@
 // Malformed frames and inconsistent ring offsets are counted in
 // Stats.Malformed, bad CRCs in Stats.CRCErrors; both are skipped. Every
 // offset read from the ring is bounds-checked, so no ring content can make
-// the reader panic (unit-tested on random ring memory).
+// the reader panic (unit-tested on random ring memory). The CRC check
+// costs about 0.05-0.15 us per ping-pong round trip (both ends, measured
+// with Config.NoCRCCheck): the computation (~25 ns per 64-byte frame) and
+// the first read of the frame's last cache line, just written by the other
+// CPU, which a receiver that reads only the header would not touch.
 //
 // # Cluster key
 //
