@@ -75,3 +75,23 @@ func BenchmarkStream(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRecvIdle measures a Recv that finds nothing (one turn of a
+// polling loop) on an open-block ring in ordinary memory; no root needed.
+func BenchmarkRecvIdle(b *testing.B) {
+	f := newFakeRing(1<<16, 2)
+	f.add(0, ringFrame(1, 20), true)
+	l := new(Link)
+	f.setReader(&l.rx, true)
+	frames := make([][]byte, 8)
+	if l.Recv(frames) != 1 {
+		b.Fatal("no frame")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if l.Recv(frames) != 0 {
+			b.Fatal("frame from an idle ring")
+		}
+	}
+}

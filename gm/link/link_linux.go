@@ -472,7 +472,7 @@ func (l *Link) TxSlotSize() int { return l.tx.frameSize - txDataOff }
 func (l *Link) Recv(frames [][]byte) int {
 	l.rxMu.Lock()
 	defer l.rxMu.Unlock()
-	if l.closed.Load() {
+	if l.closed.Load() || l.rx.idle() {
 		return 0
 	}
 	return l.recvLocked(frames)
@@ -600,8 +600,10 @@ func (l *Link) Wait(frames [][]byte, timeout time.Duration) (int, error) {
 // (n, err).
 func (l *Link) spinUntil(frames [][]byte, end time.Time) (n int, done bool, err error) {
 	for i := 0; ; i++ {
-		if n := l.recvLocked(frames); n > 0 {
-			return n, true, nil
+		if !l.rx.idle() {
+			if n := l.recvLocked(frames); n > 0 {
+				return n, true, nil
+			}
 		}
 		if l.closed.Load() {
 			return 0, true, ErrClosed

@@ -73,14 +73,6 @@ const (
 // packet it has already counted in an open block.
 const pktSpinLimit = 50 * time.Microsecond
 
-// counter is a statistics counter with a single writer (the goroutine that
-// owns the ring) and readers on any goroutine: the writer stores, it does
-// not need a locked read-modify-write.
-type counter struct{ v atomic.Uint64 }
-
-func (c *counter) add(n uint64) { c.v.Store(c.v.Load() + n) }
-func (c *counter) load() uint64 { return c.v.Load() }
-
 // rxRing reads frames from a TPACKET_V3 receive ring: mem is the mmap'd ring
 // of nBlocks blocks of blockSize bytes (or, in tests, ordinary memory laid
 // out the same way). It is used by one goroutine at a time.
@@ -198,6 +190,32 @@ func (r *rxRing) poison() {
 		r.poisoned = true
 		r.malformed.add(1)
 	}
+}
+
+// idle reports, with a few loads, that next would find nothing now and that
+// begin has nothing to give back: no block or slot waits for release, and
+// the current block (V2: slot) holds no packet the reader has not taken and
+// is not closed. It then does what begin would have done. A polling
+// receiver calls it on every turn, so it is the cost of an empty poll: it
+// reads num_pkts before block_status (a packet counted after the first
+// load is found by the next call; a block closed in between is left to
+// next).
+func (r *rxRing) idle() bool {
+	if r.pending != 0 || r.poisoned {
+		return false
+	}
+	if r.v2 {
+		return r.load(r.blk*r.frameSize+p2Status)&statusUser == 0
+	}
+	base := r.blk * r.blockSize
+	if r.openBlock && r.load(base+bdNumPkts) > r.consumed {
+		return false
+	}
+	if r.load(base+bdBlockStatus)&statusUser != 0 {
+		return false
+	}
+	r.delivered = false
+	return true
 }
 
 // busy reports whether the current block holds a packet the kernel has

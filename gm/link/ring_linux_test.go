@@ -1,6 +1,7 @@
 package link
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
 	"testing"
@@ -116,8 +117,38 @@ func (f *fakeRing) status(b int) uint32 {
 }
 
 func (f *fakeRing) reader(open bool) *rxRing {
-	return &rxRing{mem: f.mem, blockSize: f.bs, nBlocks: len(f.mem) / f.bs, openBlock: open,
-		macOff: rxMacOff, etherType: wire.EtherType}
+	r := new(rxRing)
+	f.setReader(r, open)
+	return r
+}
+
+// setReader makes r a new reader of f (r may be a Link's ring).
+func (f *fakeRing) setReader(r *rxRing, open bool) {
+	r.mem, r.blockSize, r.nBlocks, r.openBlock = f.mem, f.bs, len(f.mem)/f.bs, open
+	r.macOff, r.etherType = rxMacOff, wire.EtherType
+}
+
+// readerState is the position of a reader (the fields next and begin
+// move); rxRing itself holds counters that must not be copied.
+type readerState struct {
+	blk       int
+	consumed  uint32
+	off       int
+	delivered bool
+	poisoned  bool
+	pending   int
+}
+
+func stateOf(r *rxRing) readerState {
+	return readerState{r.blk, r.consumed, r.off, r.delivered, r.poisoned, r.pending}
+}
+
+// cloneReader returns a reader of mem at r's position.
+func cloneReader(r *rxRing, mem []byte) *rxRing {
+	c := &rxRing{mem: mem, blockSize: r.blockSize, nBlocks: r.nBlocks, openBlock: r.openBlock,
+		macOff: r.macOff, etherType: r.etherType}
+	c.blk, c.consumed, c.off, c.delivered, c.poisoned, c.pending = r.blk, r.consumed, r.off, r.delivered, r.poisoned, r.pending
+	return c
 }
 
 func ringFrame(seq uint32, size int) []byte {
@@ -583,6 +614,68 @@ func TestRingFrames(t *testing.T) {
 	} {
 		if got := RingFrames(tt.cfg, tt.mtu); got != tt.want {
 			t.Errorf("RingFrames(%+v, %d) = %d, want %d", tt.cfg, tt.mtu, got, tt.want)
+		}
+	}
+}
+
+// TestRxRingIdle: idle, the cheap test a polling Recv makes first, must
+// answer true only when a full read (begin, then next until nil) would
+// find no frame and give no block back. Random sequences of kernel steps
+// (packets claimed, completed, blocks closed) and reads are checked
+// against a copy of the ring read in full, in both V3 modes.
+func TestRxRingIdle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, open := range []bool{false, true} {
+		idles, busies := 0, 0
+		for range 300 {
+			const nb = 4
+			f := newFakeRing(4096, nb)
+			r := f.reader(open)
+			kb, pending, plen := 0, -1, 0 // the block the kernel fills; the packet it is copying
+			for range 60 {
+				switch op := rng.IntN(10); {
+				case op < 4 && pending < 0 && f.status(kb) == statusKernel:
+					frame := ringFrame(1, rng.IntN(100))
+					off := int(binary.NativeEndian.Uint32(f.mem[kb*f.bs+bdBlkLen:]))
+					if off+align(rxMacOff+len(frame), v3Align) > f.bs {
+						break
+					}
+					p := f.add(kb, frame, op < 2)
+					if op >= 2 {
+						pending, plen = p, len(frame)
+					}
+				case op < 6 && pending >= 0:
+					f.complete(pending, plen)
+					pending = -1
+				case op == 6 && pending < 0 && f.status(kb) == statusKernel &&
+					binary.NativeEndian.Uint32(f.mem[kb*f.bs+bdNumPkts:]) > 0:
+					f.close(kb)
+					kb = (kb + 1) % nb
+				default:
+					recv(r)
+				}
+				// A full read of a copy must find nothing if idle says so.
+				mem := append([]byte(nil), f.mem...)
+				c := cloneReader(r, mem)
+				got := recv(c)
+				before := stateOf(r)
+				if r.idle() {
+					idles++
+					if len(got) != 0 || c.blk != r.blk || c.pending != 0 || !bytes.Equal(mem, f.mem) {
+						t.Fatalf("open=%v: idle, but a read got %v and moved from block %d to %d", open, got, r.blk, c.blk)
+					}
+					after := stateOf(r)
+					before.delivered = false // what begin would have done
+					if after != before {
+						t.Fatalf("open=%v: idle changed the reader: %+v -> %+v", open, before, after)
+					}
+				} else {
+					busies++
+				}
+			}
+		}
+		if idles == 0 || busies == 0 {
+			t.Fatalf("open=%v: %d idle and %d busy states: the test does not cover both", open, idles, busies)
 		}
 	}
 }
