@@ -129,7 +129,7 @@ type Port struct {
 	mapChanges atomic.Uint64
 	openMask   atomic.Uint32
 	rxPorts    link.PortMask // the target ports the links receive (rxPortsFor; Open, then the progress goroutine)
-	ready      atomic.Bool // the port is built (Info may look at the engine)
+	ready      atomic.Bool   // the port is built (Info may look at the engine)
 
 	cur     Event
 	waiting bool // the application is inside link.Wait (guarded by mu)
