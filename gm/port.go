@@ -807,11 +807,16 @@ func (p *Port) BlockingReceiveNoSpin() *Event { return p.blockingReceive(0) }
 // maxSleep bounds one sleep in the kernel.
 const maxSleep = 100 * time.Millisecond
 
+// yieldEvery is how many polls that read frames BlockingReceive makes
+// between two yields of its goroutine (runtime.Gosched).
+const yieldEvery = 16
+
 // blockingReceive polls the link until an event is pending, for spin at
 // first and then as long as frames arrive within StreamSpinTime of each
 // other; otherwise it sleeps in link.Wait, then polls again.
 func (p *Port) blockingReceive(spin time.Duration) *Event {
 	pollUntil := p.now() + spin
+	spins := 0
 	for {
 		if p.closed.Load() {
 			return p.closedEvent()
@@ -829,7 +834,8 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 			time.Sleep(50 * time.Microsecond)
 			continue
 		}
-		if p.drainLocked(now) > 0 {
+		got := p.drainLocked(now)
+		if got > 0 {
 			pollUntil = max(pollUntil, now+StreamSpinTime)
 		}
 		if e := p.nextEventLocked(now); e != nil {
@@ -838,9 +844,14 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		}
 		if now < pollUntil {
 			p.mu.Unlock()
-			// Let other goroutines run between polls, rather than keep
-			// them off this P until preemption.
-			runtime.Gosched()
+			// Let other goroutines run between polls that found nothing,
+			// rather than keep them off this P until preemption. While
+			// frames stream in (a message arrives in hundreds of frames,
+			// a few per poll), yield only every yieldEvery polls: a yield
+			// costs about as much as a poll.
+			if spins++; got == 0 || spins%yieldEvery == 0 {
+				runtime.Gosched()
+			}
 			continue
 		}
 		timeout := maxSleep
