@@ -11,6 +11,14 @@ import (
 // segment index within it, assigning sequence numbers to queued messages as
 // needed.
 func (e *Engine) locate(s *txStream, seq uint32) (*sendRec, uint32, bool) {
+	if s.cursor < s.qAssigned {
+		// Usually the message of the last frame built holds seq (its
+		// numbers are assigned: seq is below nextSeq).
+		r := &e.recs[s.q[(s.qHead+s.cursor)%qCap]]
+		if k := uint32(diff(seq, r.firstSeq)); k < r.nseg {
+			return r, k, true
+		}
+	}
 	for diff(seq, s.nextSeq) >= 0 && s.qAssigned < s.qLen {
 		r := &e.recs[s.q[(s.qHead+s.qAssigned)%qCap]]
 		r.firstSeq = s.nextSeq
