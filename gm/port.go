@@ -923,12 +923,17 @@ func (p *Port) Unknown(e *Event) {
 // progressTick is the progress goroutine's period.
 const progressTick = time.Millisecond
 
+// maxBusyTicks is how many ticks in a row the progress goroutine skips
+// while the port's mutex is held before it waits for the mutex.
+const maxBusyTicks = 4
+
 func (p *Port) progress() {
 	defer p.wg.Done()
 	t := time.NewTicker(progressTick)
 	defer t.Stop()
 	poll := defDur(p.cfg.MapPoll, DefaultMapPoll)
 	nextMap := p.now() + poll
+	busy := 0 // ticks skipped in a row because the mutex was held
 	for {
 		select {
 		case <-p.done:
@@ -939,7 +944,20 @@ func (p *Port) progress() {
 			nextMap = now + poll
 			p.refresh()
 		}
-		p.mu.Lock()
+		// A held mutex means a call of the application is running (a
+		// Receive whose drain sends a window of frames can take longer
+		// than a tick): the application is active, skip the tick rather
+		// than queue on the mutex, which would hand the port back and
+		// forth between the two goroutines' threads (on a busy CPU, each
+		// hand-off waits for the scheduler). After maxBusyTicks such
+		// ticks in a row, wait for it.
+		if !p.mu.TryLock() {
+			if busy++; busy < maxBusyTicks {
+				continue
+			}
+			p.mu.Lock()
+		}
+		busy = 0
 		now := p.now() // with the mutex held (see Receive)
 		appActive := now-p.lastApp < progressTick
 		switch {
