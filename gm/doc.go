@@ -59,8 +59,9 @@
 // to the protocol engine, sends the acks and frames that became due, and
 // returns the next queued event. A progress goroutine per port keeps the
 // protocol alive when the application does not poll: every millisecond,
-// if Receive has not been called in the last millisecond, it takes the
-// mutex, drains the link, acks, retransmits, answers nacks, reloads the
+// if Receive has not been called in the last millisecond (and no call
+// of the application holds the mutex: it skips up to four such ticks in
+// a row), it takes the mutex, drains the link, acks, retransmits, answers nacks, reloads the
 // node map when it changed and queues events for the next Receive. While
 // BlockingReceive sleeps in the kernel (link.Wait) the mutex is free and
 // the sleeper owns the link's reader side; the progress goroutine then

@@ -103,9 +103,10 @@ func MaxLengthForSize(size uint8) int { return token.MaxLengthForSize(size) }
 // Receive polls the link itself, under the mutex, with no goroutine
 // hand-off. A progress goroutine keeps the protocol alive when the
 // application does not call Receive: about every millisecond, unless the
-// application polled within the last millisecond, it takes the mutex,
-// drains the link, sends acks, retransmits, answers with nacks and queues
-// the events for the next Receive. While the application sleeps inside
+// application polled within the last millisecond (or a call of it holds
+// the mutex, for up to four ticks in a row), it takes the mutex, drains
+// the link, sends acks, retransmits, answers with nacks and queues the
+// events for the next Receive. While the application sleeps inside
 // BlockingReceive, the mutex is released and the sleeper owns the link;
 // the progress goroutine wakes it when a timer is due.
 type Port struct {
@@ -823,11 +824,16 @@ func (p *Port) BlockingReceiveNoSpin() *Event { return p.blockingReceive(0) }
 // maxSleep bounds one sleep in the kernel.
 const maxSleep = 100 * time.Millisecond
 
+// yieldEvery is how many polls that read frames BlockingReceive makes
+// between two yields of its goroutine (runtime.Gosched).
+const yieldEvery = 16
+
 // blockingReceive polls the link until an event is pending, for spin at
 // first and then as long as frames arrive within StreamSpinTime of each
 // other; otherwise it sleeps in link.Wait, then polls again.
 func (p *Port) blockingReceive(spin time.Duration) *Event {
 	pollUntil := p.now() + spin
+	spins := 0
 	for {
 		if p.closed.Load() {
 			return p.closedEvent()
@@ -845,7 +851,8 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 			time.Sleep(50 * time.Microsecond)
 			continue
 		}
-		if p.drainLocked(now) > 0 {
+		got := p.drainLocked(now)
+		if got > 0 {
 			pollUntil = max(pollUntil, now+StreamSpinTime)
 		}
 		if e := p.nextEventLocked(now); e != nil {
@@ -854,9 +861,14 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		}
 		if now < pollUntil {
 			p.mu.Unlock()
-			// Let other goroutines run between polls, rather than keep
-			// them off this P until preemption.
-			runtime.Gosched()
+			// Let other goroutines run between polls that found nothing,
+			// rather than keep them off this P until preemption. While
+			// frames stream in (a message arrives in hundreds of frames,
+			// a few per poll), yield only every yieldEvery polls: a yield
+			// costs about as much as a poll.
+			if spins++; got == 0 || spins%yieldEvery == 0 {
+				runtime.Gosched()
+			}
 			continue
 		}
 		timeout := maxSleep
@@ -928,12 +940,17 @@ func (p *Port) Unknown(e *Event) {
 // progressTick is the progress goroutine's period.
 const progressTick = time.Millisecond
 
+// maxBusyTicks is how many ticks in a row the progress goroutine skips
+// while the port's mutex is held before it waits for the mutex.
+const maxBusyTicks = 4
+
 func (p *Port) progress() {
 	defer p.wg.Done()
 	t := time.NewTicker(progressTick)
 	defer t.Stop()
 	poll := defDur(p.cfg.MapPoll, DefaultMapPoll)
 	nextMap := p.now() + poll
+	busy := 0 // ticks skipped in a row because the mutex was held
 	for {
 		select {
 		case <-p.done:
@@ -944,7 +961,20 @@ func (p *Port) progress() {
 			nextMap = now + poll
 			p.refresh()
 		}
-		p.mu.Lock()
+		// A held mutex means a call of the application is running (a
+		// Receive whose drain sends a window of frames can take longer
+		// than a tick): the application is active, skip the tick rather
+		// than queue on the mutex, which would hand the port back and
+		// forth between the two goroutines' threads (on a busy CPU, each
+		// hand-off waits for the scheduler). After maxBusyTicks such
+		// ticks in a row, wait for it.
+		if !p.mu.TryLock() {
+			if busy++; busy < maxBusyTicks {
+				continue
+			}
+			p.mu.Lock()
+		}
+		busy = 0
 		now := p.now() // with the mutex held (see Receive)
 		appActive := now-p.lastApp < progressTick
 		switch {

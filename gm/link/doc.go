@@ -205,7 +205,8 @@
 // TP_STATUS_SEND_REQUEST with an atomic store) and starts them with one
 // sendto(fd, NULL, 0, MSG_DONTWAIT); slots are reused when the kernel has
 // marked them available. TxSlot, TxCommit and Flush are the zero-copy form
-// of the same path; Geometry says from which frame size it pays
+// of the same path (TxCommitNext commits a slot and lends the next with one
+// lock round trip); Geometry says from which frame size it pays
 // (DefaultZeroCopyMin), how many slots the ring has and how many full-size
 // frames the receive ring holds (a GM port advertises half of them as its
 // receive window). With Config.QdiscBypass, T skips the qdisc

@@ -75,10 +75,13 @@ type Geometry struct {
 }
 
 // DefaultZeroCopyMin is Link's Geometry().ZeroCopyMin. TxSlot and TxCommit
-// each take the Link's send mutex: for 1500-byte frames, building in place
-// costs more than it saves (the copy of 1.5 KB is cheaper than two more
-// lock round trips per frame); for 9000-byte frames it pays.
-const DefaultZeroCopyMin = 4096
+// each take the Link's send mutex, TxCommitNext (a commit and the next
+// slot) takes it once: a frame builder that uses it pays one lock round
+// trip per frame built in place, against SendBatch's copy of the frame
+// (and its build in a buffer before). That pays from full 1500-byte frames
+// on (gm/internal/proto's BenchmarkEngineStream1MiB); for frames of a few
+// hundred bytes the copy is the cheaper.
+const DefaultZeroCopyMin = 1024
 
 // PortSetter is an Endpoint whose set of received target ports can change
 // while it runs (*Link's SetPorts). A port narrows its links to the ports

@@ -837,13 +837,12 @@ func TestIntegrationZeroCopyAndTap(t *testing.T) {
 	b := openOn(t, c.Hosts[1], &Config{Tap: tap})
 	dst, src := mac6(b.HardwareAddr()), mac6(a.HardwareAddr())
 
-	// Fill the whole ring without flushing: TxSlot then reports it full.
+	// Fill the whole ring without flushing: TxSlot (or TxCommitNext) then
+	// reports it full. Every other frame is committed with TxCommitNext,
+	// which lends the slot TxSlot would.
+	txBefore := a.Stats().TxFrames
 	slots := 0
-	for {
-		s := a.TxSlot()
-		if s == nil {
-			break
-		}
+	for s := a.TxSlot(); s != nil; {
 		if len(s) != a.TxSlotSize() || len(s) < wire.EthHeaderLen+a.MTU() {
 			t.Fatalf("slot of %d bytes, TxSlotSize %d, MTU %d", len(s), a.TxSlotSize(), a.MTU())
 		}
@@ -851,8 +850,19 @@ func TestIntegrationZeroCopyAndTap(t *testing.T) {
 		if &f[0] != &s[0] {
 			t.Fatal("frame not built in place")
 		}
-		if err := a.TxCommit(len(f)); err != nil {
-			t.Fatal(err)
+		if slots%2 == 0 {
+			next, err := a.TxCommitNext(len(f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s = a.TxSlot(); len(next) != len(s) || len(s) > 0 && &next[0] != &s[0] {
+				t.Fatalf("frame %d: TxCommitNext lent another slot than TxSlot", slots)
+			}
+		} else {
+			if err := a.TxCommit(len(f)); err != nil {
+				t.Fatal(err)
+			}
+			s = a.TxSlot()
 		}
 		slots++
 		if slots > 1000 {
@@ -878,6 +888,9 @@ func TestIntegrationZeroCopyAndTap(t *testing.T) {
 	}
 	if err := a.Flush(); err != nil {
 		t.Fatal(err)
+	}
+	if n := a.Stats().TxFrames - txBefore; n != uint64(slots+1) {
+		t.Errorf("TxFrames counted %d frames, want %d", n, slots+1)
 	}
 	frames := make([][]byte, 64)
 	got := 0

@@ -100,6 +100,10 @@ type Link struct {
 	kernelDrops, freezes uint64
 	rxFrames, rxBytes    counter
 	txFrames, txBytes    counter
+	// Frames committed to the transmit ring since the last kick, and
+	// their bytes (guarded by txMu): kick adds them to txFrames and
+	// txBytes, one counter store per batch rather than per frame.
+	txPendFrames, txPendBytes uint64
 }
 
 // Open opens a Link on the interface ifname. cfg may be nil. It needs
@@ -818,8 +822,8 @@ func (l *Link) txSlotWait() ([]byte, error) {
 
 func (l *Link) commitLocked(frame []byte) {
 	l.tx.commit(len(frame))
-	l.txFrames.add(1)
-	l.txBytes.add(uint64(len(frame)))
+	l.txPendFrames++
+	l.txPendBytes += uint64(len(frame))
 	if l.cfg.Tap != nil {
 		l.cfg.Tap(frame, true)
 	}
@@ -830,6 +834,11 @@ func (l *Link) commitLocked(frame []byte) {
 func (l *Link) kick() error {
 	if l.tx.queued == 0 {
 		return nil
+	}
+	if l.txPendFrames > 0 {
+		l.txFrames.add(l.txPendFrames)
+		l.txBytes.add(l.txPendBytes)
+		l.txPendFrames, l.txPendBytes = 0, 0
 	}
 	for i := 0; ; i++ {
 		err := unix.Sendto(l.fdT, nil, unix.MSG_DONTWAIT, nil)
@@ -873,6 +882,28 @@ func (l *Link) TxCommit(n int) error {
 	if l.closed.Load() {
 		return ErrClosed
 	}
+	return l.txCommitLocked(n)
+}
+
+// TxCommitNext is TxCommit followed by TxSlot, with one lock round trip:
+// it queues the first n bytes of the slot last lent as a frame and lends
+// the next slot (nil if the ring is full: Flush, then TxSlot). A frame
+// builder that fills a batch of slots pays one lock per frame instead of
+// two. The slot it returns is valid only until the next send call of any
+// kind. Sender goroutine only.
+func (l *Link) TxCommitNext(n int) ([]byte, error) {
+	l.txMu.Lock()
+	defer l.txMu.Unlock()
+	if l.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := l.txCommitLocked(n); err != nil {
+		return nil, err
+	}
+	return l.tx.slot(), nil
+}
+
+func (l *Link) txCommitLocked(n int) error {
 	if n <= 0 {
 		return nil
 	}

@@ -45,6 +45,9 @@ func (l *Link) TxSlotSize() int { return 0 }
 // TxCommit returns ErrNotSupported.
 func (l *Link) TxCommit(n int) error { return ErrNotSupported }
 
+// TxCommitNext returns ErrNotSupported.
+func (l *Link) TxCommitNext(n int) ([]byte, error) { return nil, ErrNotSupported }
+
 // Flush returns ErrNotSupported.
 func (l *Link) Flush() error { return ErrNotSupported }
 

@@ -53,6 +53,10 @@
 // Servers and receivers print "ready" on stderr once their port is open
 // and their buffers provided.
 //
+// -cpuprofile FILE writes a CPU profile of the run (go tool pprof), to
+// see where the sender's and the receiver's time goes separately: run
+// each side with its own file.
+//
 // # Usage
 //
 //	ETHERGM_HOST=host1 ETHERGM_MAP=map egm-gmperf -i eth0 -mode pingpong -server

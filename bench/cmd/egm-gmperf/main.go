@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,7 @@ type options struct {
 	timeout   time.Duration
 	buffers   int
 	window    int
+	profile   string // CPU profile file (-cpuprofile)
 }
 
 func main() {
@@ -53,6 +55,7 @@ func main() {
 	flag.IntVar(&o.buffers, "buffers", 64, "receive buffers the stream receiver keeps provided")
 	flag.IntVar(&o.window, "window", 0, "gm.Config.Window: frames in flight per stream (0: the gm default)")
 	flag.StringVar(&o.key, "key", "", "cluster key `FILE` (docs/SECURITY.md): seal and verify every frame (both sides need it)")
+	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (analysis)")
 	flag.Parse()
 
 	if o.server == o.client {
@@ -62,6 +65,16 @@ func main() {
 		fatal(errors.New("-client needs -peer"))
 	}
 	var err error
+	if o.profile != "" {
+		f, perr := os.Create(o.profile)
+		if perr == nil {
+			perr = pprof.StartCPUProfile(f)
+		}
+		if perr != nil {
+			fatal(perr)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	switch o.mode {
 	case "pingpong":
 		err = setDefaults(&o, 8, gm.HighPriority)
@@ -84,6 +97,7 @@ func main() {
 		err = fmt.Errorf("unknown -mode %q", o.mode)
 	}
 	if err != nil {
+		pprof.StopCPUProfile()
 		fatal(err)
 	}
 }

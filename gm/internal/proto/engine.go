@@ -76,6 +76,15 @@ type SlotOut interface {
 	Flush() error
 }
 
+// SlotNexter is a SlotOut that can also commit a slot and lend the next
+// one in a single call (link.Link and the gm package's rail set can, with
+// one lock round trip instead of two): the engine then fills a batch of
+// slots with one such call per frame. The slot it returns (nil if none
+// is free) is used only before any other call of the SlotOut.
+type SlotNexter interface {
+	TxCommitNext(n int) ([]byte, error)
+}
+
 // Defaults of the Config fields whose zero value means "default". The gm
 // package's defaults of the same settings are these.
 const (
@@ -430,8 +439,10 @@ type Engine struct {
 	sentLate  bool // a completion during Input waits for its SENT_TOKENS event
 	deadline  Time
 
-	slots       SlotOut // out, if it lends ring slots
-	queued      int     // frames committed to ring slots and not yet kicked
+	slots       SlotOut    // out, if it lends ring slots
+	slotsNext   SlotNexter // slots, if it commits and lends in one call
+	nextSlot    []byte     // the slot the last TxCommitNext lent (see commit)
+	queued      int        // frames committed to ring slots and not yet kicked
 	txBufs      [][]byte
 	txFrames    [][]byte
 	txSeq       []uint32
@@ -504,6 +515,7 @@ func New(cfg Config, out Out) *Engine {
 	}
 	if cfg.ZeroCopyMin > 0 && wire.EthHeaderLen+wire.HeaderLen+cfg.SegLen >= cfg.ZeroCopyMin {
 		e.slots, _ = out.(SlotOut)
+		e.slotsNext, _ = out.(SlotNexter)
 	}
 	for i := range e.recs {
 		e.recs[i].next = int32(i + 1)

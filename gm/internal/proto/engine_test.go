@@ -27,7 +27,9 @@ type simnet struct {
 	cut     bool                // drop everything
 	lose    func(f []byte) bool // if set, frames it reports true for are lost
 	sent    int
-	slots   int // if > 0, engines added get a SlotOut with this many ring slots
+	slots   int  // if > 0, engines added get a SlotOut with this many ring slots
+	next    bool // with slots: the SlotOut is a SlotNexter (simSlotNextOut)
+	nexts   int  // TxCommitNext calls (all engines)
 }
 
 type simOut struct {
@@ -85,6 +87,41 @@ func (o *simSlotOut) Flush() error {
 	return nil
 }
 
+// simSlotNextOut is a simSlotOut that is also a SlotNexter. It checks
+// that every committed slot holds the frame the engine built in it: it
+// clears the slots a Flush sent, so a frame built in a slot lent before
+// another call of the SlotOut (whose ring head may have moved) is
+// committed as an empty, invalid frame and fails the test.
+type simSlotNextOut struct {
+	*simSlotOut
+}
+
+func (o simSlotNextOut) TxCommit(n int) error {
+	if _, err := wire.ParseFrameCRC(o.buf[len(o.pending)][:n], wire.EtherType); err != nil {
+		o.n.t.Fatalf("committed slot %d holds no valid frame: %v", len(o.pending), err)
+	}
+	return o.simSlotOut.TxCommit(n)
+}
+
+func (o simSlotNextOut) TxCommitNext(n int) ([]byte, error) {
+	o.n.nexts++
+	if err := o.TxCommit(n); err != nil {
+		return nil, err
+	}
+	return o.TxSlot(), nil
+}
+
+func (o simSlotNextOut) Flush() error {
+	k := len(o.pending)
+	if err := o.simSlotOut.Flush(); err != nil {
+		return err
+	}
+	for _, b := range o.buf[:k] {
+		clear(b)
+	}
+	return nil
+}
+
 func newSimnet(t testing.TB, seed uint64) *simnet {
 	return &simnet{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), now: time.Second}
 }
@@ -109,6 +146,9 @@ func (n *simnet) add(node uint32, port uint8, mod func(*Config)) *Engine {
 			so.buf[i] = make([]byte, 2048)
 		}
 		out = so
+		if n.next {
+			out = simSlotNextOut{so}
+		}
 	}
 	e := New(cfg, out)
 	n.engines = append(n.engines, e)
@@ -417,16 +457,25 @@ func TestLossDupReorder(t *testing.T) {
 		{"reorder20", 0, 0, 0.2},
 		{"all", 0.05, 0.05, 0.1},
 	} {
-		for _, slots := range []int{0, 8} {
+		for _, ring := range []struct {
+			slots int
+			next  bool
+		}{{0, false}, {8, false}, {8, true}} {
 			name := tc.name
-			if slots > 0 {
+			if ring.slots > 0 {
 				name += "/ring"
+			}
+			if ring.next {
+				name += "-next"
 			}
 			t.Run(name, func(t *testing.T) {
 				n := newSimnet(t, 42)
-				n.slots = slots
+				n.slots, n.next = ring.slots, ring.next
 				n.drop, n.dup, n.reorder = tc.drop, tc.dup, tc.reorder
 				streamTest(t, n, 300, 3000)
+				if ring.next && n.nexts == 0 {
+					t.Fatal("the engine never used TxCommitNext")
+				}
 			})
 		}
 	}

@@ -272,6 +272,9 @@ func (e *Engine) scheduleAck(now Time, rs *rxStream, immediate bool) {
 // (deliver: a receive event for a message, none for a transfer).
 func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.Header) {
 	e.stats.DataReceived++
+	if e.onSeqNext(now, p, sp, pri, h) {
+		return
+	}
 	fl := h.Flags()
 	typ, sess, seq := h.Type(), h.Session(), h.Seq()
 	rdma := !typ.IsData() // PUT, GET or GOT
@@ -531,6 +534,55 @@ func (e *Engine) onNext(now Time, rs *rxStream, frame []byte, h wire.Header) {
 		}
 	}
 	e.scheduleAck(now, rs, immediate)
+}
+
+// onSeqNext is onSeq for the usual frame of a stream of large messages:
+// the next frame in sequence (DATA_MIDDLE or DATA_LAST) of the message
+// being reassembled, on the session the stream follows, with no gap or
+// dropped frame before it and no piggybacked ack. It places the payload,
+// delivers the message if the frame completes it and schedules the ack,
+// exactly as onSeq's general path does for such a frame, and reports
+// false, having changed nothing, for any other frame.
+func (e *Engine) onSeqNext(now Time, p *peer, sp, pri uint8, h wire.Header) bool {
+	typ, fl := h.Type(), h.Flags()
+	if typ != wire.TypeDataMiddle && typ != wire.TypeDataLast || fl&wire.FlagAckValid != 0 {
+		return false
+	}
+	rs := p.rx[sp][pri]
+	if rs == nil || !rs.valid || rs.oooAny || rs.dropped || rs.mLen == 0 || h.Session() != rs.session || h.Seq() != rs.rcvNxt {
+		return false
+	}
+	// The message that holds rcvNxt is the oldest one being reassembled.
+	m := &rs.msgs[rs.mHead]
+	plen := uint32(h.PayloadLen())
+	off, ok := m.fits(rs.rcvNxt, h, plen, false)
+	if !ok || m.kind != 0 || h.Size() != m.size {
+		return false
+	}
+	if typ == wire.TypeDataMiddle {
+		rs.segLen = plen
+	}
+	copy(e.pools.Buffer(m.slot).Buf[off:off+plen], h.Payload())
+	rs.rcvNxt++
+	rs.unacked++
+	immediate := rs.unacked >= e.cfg.AckEvery
+	var last *Event
+	if diff(rs.rcvNxt, m.start+m.nseg) >= 0 {
+		// Complete. No later message can be: nothing after rcvNxt has
+		// arrived.
+		last = e.deliver(rs, m)
+		rs.mHead = (rs.mHead + 1) % rxMsgs
+		rs.mLen--
+	}
+	if fl&wire.FlagAckRequest != 0 {
+		if last != nil && !immediate {
+			last.ackRS = rs // see onSeq
+		} else {
+			immediate = true
+		}
+	}
+	e.scheduleAck(now, rs, immediate)
+	return true
 }
 
 // fits reports whether the frame h, sequence number seq, agrees with m:

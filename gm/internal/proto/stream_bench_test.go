@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -39,6 +40,58 @@ func (o *queueOut) SendBatch(fs [][]byte) (int, error) {
 	return len(fs), nil
 }
 
+// slotQueueOut is a queueOut that lends its buffers as transmit-ring
+// slots (a SlotOut: the engine builds frames in place, as in a link's
+// ring), taking a mutex in each call as link.Link does.
+type slotQueueOut struct {
+	queueOut
+	mu sync.Mutex
+}
+
+func (o *slotQueueOut) TxSlot() []byte {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.slotLocked()
+}
+
+func (o *slotQueueOut) slotLocked() []byte {
+	if o.n == len(o.bufs) {
+		o.bufs = append(o.bufs, make([]byte, 0, 9100))
+	}
+	return o.bufs[o.n][:cap(o.bufs[o.n])]
+}
+
+func (o *slotQueueOut) TxCommit(n int) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.bufs[o.n] = o.bufs[o.n][:n]
+	o.n++
+	o.frames++
+	return nil
+}
+
+func (o *slotQueueOut) Flush() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.kicks++
+	return nil
+}
+
+// slotNextQueueOut is a slotQueueOut that is also a SlotNexter (one
+// mutex round trip per frame, as link.Link.TxCommitNext).
+type slotNextQueueOut struct {
+	slotQueueOut
+}
+
+func (o *slotNextQueueOut) TxCommitNext(n int) ([]byte, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.bufs[o.n] = o.bufs[o.n][:n]
+	o.n++
+	o.frames++
+	return o.slotLocked(), nil
+}
+
 // deliver gives the queued frames to e in batches of up to batch (as the
 // gm package reads a link: Input for each, Pump after a full batch, Tick at
 // the end) and empties the queue.
@@ -61,11 +114,17 @@ func (o *queueOut) deliver(e *Engine, now Time, batch int) {
 // without a link) to stream 1 MiB messages with every send token in use,
 // at the segment length of MTU 1500 and 9000, the receiver reading 16
 // frames per batch (a receiver that keeps up). ns/op is per message; the
-// frames, kicks (Send or SendBatch calls) and acks per message are
-// reported.
+// frames, kicks (Send, SendBatch or Flush calls) and acks per message are
+// reported. The sender's frames are built in a buffer and copied by
+// SendBatch (as a link copies them into its ring), or, in the "slots"
+// variants, built in place in lent slots (SlotOut: TxSlot and TxCommit
+// per frame) and in the "slotsnext" variants with one TxCommitNext per
+// frame (SlotNexter); each slot call takes a mutex, as the link's do.
 func BenchmarkEngineStream1MiB(b *testing.B) {
 	for _, mtu := range []int{1500, 9000} {
-		b.Run("mtu"+itoa(mtu), func(b *testing.B) { engineStream(b, mtu, 1<<20, 16) })
+		for _, out := range []string{"", "-slots", "-slotsnext"} {
+			b.Run("mtu"+itoa(mtu)+out, func(b *testing.B) { engineStream(b, mtu, 1<<20, 16, out) })
+		}
 	}
 }
 
@@ -77,17 +136,30 @@ func itoa(n int) string {
 	return s
 }
 
-func engineStream(b *testing.B, mtu, msgLen, rxBatch int) {
+func engineStream(b *testing.B, mtu, msgLen, rxBatch int, out string) {
 	var now Time = time.Second
 	oa, ob := &queueOut{}, &queueOut{}
+	var outA Out = oa
+	switch out {
+	case "-slots":
+		so := &slotQueueOut{}
+		oa, outA = &so.queueOut, so
+	case "-slotsnext":
+		so := &slotNextQueueOut{}
+		oa, outA = &so.queueOut, so
+	}
 	cfg := func(node uint32) Config {
-		return Config{
+		c := Config{
 			NodeID: node, Port: 2, MAC: mac(int(node)), SegLen: mtu - 44, Window: 1024,
 			ProgressTimeout: time.Minute, LivenessTimeout: time.Minute,
 			Resolve: func(id uint32) ([6]byte, bool) { return mac(int(id)), id == 1 || id == 2 },
 		}
+		if out != "" {
+			c.ZeroCopyMin = 1
+		}
+		return c
 	}
-	a, bb := New(cfg(1), oa), New(cfg(2), ob)
+	a, bb := New(cfg(1), outA), New(cfg(2), ob)
 	size := token.MinSizeForLength(msgLen)
 	for i := 0; i < 64; i++ {
 		if err := bb.Provide(make([]byte, msgLen), size, 0, 0); err != nil {

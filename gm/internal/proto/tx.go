@@ -11,6 +11,14 @@ import (
 // segment index within it, assigning sequence numbers to queued messages as
 // needed.
 func (e *Engine) locate(s *txStream, seq uint32) (*sendRec, uint32, bool) {
+	if s.cursor < s.qAssigned {
+		// Usually the message of the last frame built holds seq (its
+		// numbers are assigned: seq is below nextSeq).
+		r := &e.recs[s.q[(s.qHead+s.cursor)%qCap]]
+		if k := uint32(diff(seq, r.firstSeq)); k < r.nseg {
+			return r, k, true
+		}
+	}
 	for diff(seq, s.nextSeq) >= 0 && s.qAssigned < s.qLen {
 		r := &e.recs[s.q[(s.qHead+s.qAssigned)%qCap]]
 		r.firstSeq = s.nextSeq
@@ -99,7 +107,7 @@ func (e *Engine) addSegment(s *txStream, r *sendRec, k, seq uint32, rtx, ackReq 
 			return false
 		}
 		f := wire.AppendFrame(buf[:0], s.peer.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, payload)
-		if e.slots.TxCommit(len(f)) != nil {
+		if e.commit(len(f)) != nil {
 			e.stats.PartialBatches++
 			e.txBlock = true
 			return false
@@ -205,7 +213,7 @@ func (e *Engine) toSlots() bool {
 		return false
 	}
 	n := copy(buf, e.txFrames[0])
-	if e.slots.TxCommit(n) != nil {
+	if e.commit(n) != nil {
 		return false
 	}
 	e.queued = 1
@@ -213,9 +221,26 @@ func (e *Engine) toSlots() bool {
 	return true
 }
 
+// commit queues the frame built in the slot slot() returned last. With a
+// SlotNexter it also takes the next slot, which the next slot() call
+// returns if no other call of the SlotOut came between (flush and kick
+// forget it).
+func (e *Engine) commit(n int) error {
+	if e.slotsNext == nil {
+		return e.slots.TxCommit(n)
+	}
+	buf, err := e.slotsNext.TxCommitNext(n)
+	e.nextSlot = buf
+	return err
+}
+
 // slot returns a free transmit-ring slot, kicking the queued frames out
 // first if the ring is full, or nil.
 func (e *Engine) slot() []byte {
+	if buf := e.nextSlot; buf != nil {
+		e.nextSlot = nil
+		return buf
+	}
 	buf := e.slots.TxSlot()
 	if buf == nil && e.queued > 0 {
 		e.kick()
@@ -227,6 +252,7 @@ func (e *Engine) slot() []byte {
 // kick starts transmission of the frames queued in the ring. On failure
 // they stay queued (the next kick sends them) and the engine retries soon.
 func (e *Engine) kick() {
+	e.nextSlot = nil
 	if e.slots.Flush() != nil {
 		e.txBlock = true
 		return
@@ -240,6 +266,7 @@ func (e *Engine) batchFull() bool { return len(e.txFrames) == batchMax || e.queu
 // flush sends the batch; it reports false (and rewinds s) if the link took
 // only part of it.
 func (e *Engine) flush(s *txStream) bool {
+	e.nextSlot = nil // only addFrame's next frame may use it
 	if e.queued > 0 {
 		e.kick()
 	}

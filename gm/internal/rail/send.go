@@ -233,6 +233,26 @@ func (s *Set) TxCommit(n int) error {
 	return nil
 }
 
+// slotNexter is a link that commits a slot and lends the next one with
+// one lock round trip (link.Link.TxCommitNext).
+type slotNexter interface {
+	TxCommitNext(n int) ([]byte, error)
+}
+
+// TxCommitNext is TxCommit followed by TxSlot: it queues the frame built
+// in the slot of the last TxSlot (or TxCommitNext) and lends the next
+// slot, or nil. A set of one rail does both under the link's lock once,
+// if the link can.
+func (s *Set) TxCommitNext(n int) ([]byte, error) {
+	if s.n == 1 && s.next0 != nil {
+		return s.next0.TxCommitNext(n)
+	}
+	if err := s.TxCommit(n); err != nil {
+		return nil, err
+	}
+	return s.TxSlot(), nil
+}
+
 // Flush starts the transmission of the frames committed on every rail.
 // Frames queued on a rail that is down are left to the engine's
 // retransmission.

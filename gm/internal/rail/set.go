@@ -86,10 +86,11 @@ type Set struct {
 
 	// Transmit.
 	pps      []*peer
-	slotRail int    // rail of the next TxSlot (the last frame's)
-	slotLink int    // rail whose slot the engine holds
-	slotBuf  []byte // that slot
-	queued   uint8  // rails with committed frames not yet flushed
+	slotRail int        // rail of the next TxSlot (the last frame's)
+	slotLink int        // rail whose slot the engine holds
+	slotBuf  []byte     // that slot
+	queued   uint8      // rails with committed frames not yet flushed
+	next0    slotNexter // links[0], if it commits and lends with one lock (a set of one)
 
 	st counters
 }
@@ -130,6 +131,7 @@ func New(links []link.Endpoint) *Set {
 		peers: map[uint32]*peer{},
 		fr:    make([][][]byte, n), b: make([][][]byte, n), pos: make([]int, n), full: make([]bool, n),
 	}
+	s.next0, _ = links[0].(slotNexter)
 	for i, l := range links {
 		s.num[i] = i
 		s.macs[i] = [6]byte(l.HardwareAddr())

@@ -508,12 +508,28 @@ func TestRailsMerge(t *testing.T) {
 func TestRailsSlots(t *testing.T) {
 	h := newRailsHarness(t, macA)
 	fs := message(2, 0, 2*chunkFrames)
-	for _, f := range fs {
-		s := h.rs.TxSlot()
+	// Every other frame is committed with TxCommitNext, whose slot the
+	// next frame is built in (TxCommit and TxSlot: the links of the
+	// harness have no TxCommitNext).
+	var next []byte
+	for i, f := range fs {
+		s := next
+		if s == nil {
+			s = h.rs.TxSlot()
+		}
 		if s == nil {
 			t.Fatal("no slot")
 		}
-		if err := h.rs.TxCommit(copy(s, f)); err != nil {
+		var err error
+		if next = nil; i%2 == 0 {
+			next, err = h.rs.TxCommitNext(copy(s, f))
+			if next == nil && err == nil {
+				t.Fatal("TxCommitNext lent no slot")
+			}
+		} else {
+			err = h.rs.TxCommit(copy(s, f))
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -535,6 +551,55 @@ func TestRailsSlots(t *testing.T) {
 }
 
 func (l *fakeLink) Wait(frames [][]byte, _ time.Duration) (int, error) { return l.Recv(frames), nil }
+
+// nextLink is a fakeLink with TxCommitNext, which it counts.
+type nextLink struct {
+	*fakeLink
+	nexts int
+}
+
+func (l *nextLink) TxCommitNext(n int) ([]byte, error) {
+	l.nexts++
+	if err := l.TxCommit(n); err != nil {
+		return nil, err
+	}
+	return l.TxSlot(), nil
+}
+
+// TestSetOfOneTxCommitNext: a set of one commits and lends the next slot
+// with its link's TxCommitNext (one call, one lock), and does both with
+// TxCommit and TxSlot on a link without it.
+func TestSetOfOneTxCommitNext(t *testing.T) {
+	fs := message(2, 0, 3)
+	for _, withNext := range []bool{true, false} {
+		var log []txRecord
+		fl := &fakeLink{mac: macA[0], log: &log}
+		var l link.Endpoint = fl
+		nl := &nextLink{fakeLink: fl}
+		if withNext {
+			l = nl
+		}
+		s := New([]link.Endpoint{l})
+		slot := s.TxSlot()
+		for _, f := range fs {
+			var err error
+			if slot, err = s.TxCommitNext(copy(slot, f)); err != nil || slot == nil {
+				t.Fatalf("TxCommitNext = %v, %v", slot, err)
+			}
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if len(log) != len(fs) || withNext && nl.nexts != len(fs) {
+			t.Fatalf("with TxCommitNext %v: %d frames sent, %d TxCommitNext calls", withNext, len(log), nl.nexts)
+		}
+		for i, rec := range log {
+			if !bytes.Equal(rec.frame, fs[i]) {
+				t.Fatalf("frame %d changed on its way", i)
+			}
+		}
+	}
+}
 
 // TestSetOfOne: a set of one rail hands frames to its link unchanged (no
 // routing, no rewriting: the engine wrote the MAC Resolve gave), drains
