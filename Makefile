@@ -80,11 +80,7 @@ scale:
 
 fuzz:
 	@echo "== fuzz ($(FUZZTIME) per target)"
-	@for target in $$(scripts/fuzz-targets.sh); do \
-		pkg=$${target%%:*}; name=$${target##*:}; \
-		echo "fuzz $$pkg $$name"; \
-		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s "$$pkg" || exit 1; \
-	done
+	@FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
 
 ## bench: link, ports and baselines (UDP sockperf, TCP NetPIPE) between two netns hosts.
 bench:
