@@ -185,11 +185,15 @@ func TestIntegrationMapperDriver(t *testing.T) {
 		t.Fatalf("host0 heard %v; want host1's eth1 (%s) on rail 0 and eth0 (%s) on rail 1", heard, h1.MACs[1], h1.MACs[0])
 	}
 
-	// Files.
-	b, err := os.ReadFile(filepath.Join(h0.Dir, "map"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Files. The fake core's map is installed independently of what the
+	// rails hear: wait for the file rather than assume the order.
+	var b []byte
+	waitUntil(t, 5*time.Second, "host0's map and hosts files", func() bool {
+		var err error
+		b, err = os.ReadFile(filepath.Join(h0.Dir, "map"))
+		_, herr := os.Stat(filepath.Join(h0.Dir, "lib", "u.hosts"))
+		return err == nil && herr == nil
+	})
 	if got, err := nodemap.Parse(b); err != nil || got.Version != 7 || got.Len() != 2 {
 		t.Fatalf("map file: %v, %v", got, err)
 	}
@@ -199,7 +203,7 @@ func TestIntegrationMapperDriver(t *testing.T) {
 
 	// Status on the ctl name, and the second daemon refused.
 	var st Status
-	err = h0.Do(func() error {
+	err := h0.Do(func() error {
 		_, err := ctl.Query(ctl.MapperName("u"), &st)
 		return err
 	})
