@@ -52,21 +52,10 @@ func TestOneFrameTemplate(t *testing.T) {
 	}
 	recv := func(e *Engine) {
 		t.Helper()
-		for ev := e.TakeEvent(); ev != nil; ev = e.TakeEvent() {
-			if ev.Type == EventSentTokens {
-				for {
-					if _, _, _, ok := e.PopCompletion(); !ok {
-						break
-					}
-				}
-				continue
-			}
-			if err := e.Provide(ev.Buffer, ev.Size, ev.Priority, ev.Tag); err != nil {
-				t.Fatal(err)
-			}
-			return
+		var done int
+		if !popRecv(t, e, &done) {
+			t.Fatal("no receive event")
 		}
-		t.Fatal("no receive event")
 	}
 	// check: a's last frame is a DATA frame of msg to dst from node, in
 	// the current session of a's stream, and equals the frame built from
