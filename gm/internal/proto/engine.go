@@ -88,7 +88,7 @@ type SlotNexter interface {
 // Defaults of the Config fields whose zero value means "default". The gm
 // package's defaults of the same settings are these.
 const (
-	DefaultWindow          = 1024 // MaxWindow: measured fastest (bench/README.md, "The streaming path")
+	DefaultWindow          = 512
 	DefaultProgressTimeout = 60 * time.Second
 	DefaultLivenessTimeout = 30 * time.Second
 	DefaultMinRTO          = 2 * time.Millisecond
