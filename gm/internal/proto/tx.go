@@ -118,10 +118,24 @@ func (e *Engine) addSegment(s *txStream, r *sendRec, k, seq uint32, rtx, ackReq 
 		// it is sent with one send(2), the cheapest way for one frame.
 		i := len(e.txFrames)
 		e.txBufs[i] = wire.AppendFrame(e.txBufs[i][:0], s.peer.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, payload)
-		e.txFrames = append(e.txFrames, e.txBufs[i])
-		e.txSeq = append(e.txSeq, seq)
-		e.txNew = append(e.txNew, !rtx)
+		e.buffered(e.txBufs[i], seq, rtx)
 	}
+	e.built(s, seq, rtx, ackRS)
+	return true
+}
+
+// buffered adds frame f, sequence number seq, built in a batch buffer, to
+// the batch.
+func (e *Engine) buffered(f []byte, seq uint32, rtx bool) {
+	e.txFrames = append(e.txFrames, f)
+	e.txSeq = append(e.txSeq, seq)
+	e.txNew = append(e.txNew, !rtx)
+}
+
+// built records that the frame of s with sequence number seq is in the
+// batch: the piggybacked ack it carries (of ackRS, if any) is sent, the
+// frame is numbered for loss detection, and it is counted.
+func (e *Engine) built(s *txStream, seq uint32, rtx bool, ackRS *rxStream) {
 	if ackRS != nil {
 		ackRS.ackState = ackNone
 		ackRS.unacked = 0
@@ -133,7 +147,6 @@ func (e *Engine) addSegment(s *txStream, r *sendRec, k, seq uint32, rtx, ackReq 
 	} else {
 		e.stats.DataSent++
 	}
-	return true
 }
 
 // piggyback returns the flags of a data frame of s (its priority) and the
@@ -191,16 +204,8 @@ func (e *Engine) addOne(s *txStream, r *sendRec, seq uint32, ackReq bool) bool {
 	copy(f[len(s.tmpl):], r.msg[:r.length])
 	h.UpdateCRC()
 	e.txBufs[0] = f
-	e.txFrames = append(e.txFrames, f)
-	e.txSeq = append(e.txSeq, seq)
-	e.txNew = append(e.txNew, true)
-	if ackRS != nil {
-		ackRS.ackState = ackNone
-		ackRS.unacked = 0
-	}
-	s.txCount++
-	s.txIdx[seq&(maxWindow-1)] = s.txCount
-	e.stats.DataSent++
+	e.buffered(f, seq, false)
+	e.built(s, seq, false, ackRS)
 	return true
 }
 
