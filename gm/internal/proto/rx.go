@@ -480,14 +480,19 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 		copy(m.fast[:], e.rxFast)
 		e.rxFast, e.rxFastMsg = nil, nil
 	}
+	e.ackFrame(now, rs, last, fl, immediate) // a transfer has no event: its ack goes at once
+}
+
+// ackFrame schedules the ack of rs after a frame with flags fl; last is
+// the receive event of the message the frame completed, if any. If the
+// frame asks for an ack (to complete its send) and completed a message,
+// the ack waits until the application has taken the message (see
+// PopEvent): if it answers at once, the answer carries the ack, and the
+// round trip is one frame shorter; it still goes out within AckDelay.
+// Otherwise a requested ack goes out at once.
+func (e *Engine) ackFrame(now Time, rs *rxStream, last *Event, fl wire.Flags, immediate bool) {
 	if fl&wire.FlagAckRequest != 0 {
-		if !rdma && last != nil && !immediate {
-			// The frame completed a message, whose sender asks for the
-			// ack to complete its send. The ack waits until the
-			// application has taken the message (see PopEvent): if it
-			// answers at once, the answer carries the ack, and the round
-			// trip is one frame shorter. It still goes out within
-			// AckDelay. (A transfer's sender gets its ack at once.)
+		if last != nil && !immediate {
 			last.ackRS = rs
 		} else {
 			immediate = true
@@ -526,14 +531,7 @@ func (e *Engine) onNext(now Time, rs *rxStream, frame []byte, h wire.Header) {
 	ev := e.deliver(rs, m)
 	rs.mHead = (rs.mHead + 1) % rxMsgs
 	rs.mLen--
-	if h.Flags()&wire.FlagAckRequest != 0 {
-		if !immediate {
-			ev.ackRS = rs // see onSeq
-		} else {
-			immediate = true
-		}
-	}
-	e.scheduleAck(now, rs, immediate)
+	e.ackFrame(now, rs, ev, h.Flags(), immediate)
 }
 
 // onSeqNext is onSeq for the usual frame of a stream of large messages:
@@ -574,14 +572,7 @@ func (e *Engine) onSeqNext(now Time, p *peer, sp, pri uint8, h wire.Header) bool
 		rs.mHead = (rs.mHead + 1) % rxMsgs
 		rs.mLen--
 	}
-	if fl&wire.FlagAckRequest != 0 {
-		if last != nil && !immediate {
-			last.ackRS = rs // see onSeq
-		} else {
-			immediate = true
-		}
-	}
-	e.scheduleAck(now, rs, immediate)
+	e.ackFrame(now, rs, last, fl, immediate)
 	return true
 }
 
