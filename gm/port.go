@@ -129,7 +129,7 @@ type Port struct {
 	nodeMap    atomic.Pointer[NodeMap]
 	mapChanges atomic.Uint64
 	openMask   atomic.Uint32
-	rxPorts    link.PortMask // the target ports the links receive (rxPortsFor; Open, then the progress goroutine)
+	rxPorts    atomic.Uint32 // the target ports the links receive, a link.PortMask (rxPortsFor; set by Open, then the progress goroutine; read by Info)
 	ready      atomic.Bool   // the port is built (Info may look at the engine)
 
 	cur     Event
@@ -227,8 +227,8 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	}
 	lc := c.Link
 	p.openMask.Store(p.owner.openMask(0))
-	p.rxPorts = rxPortsFor(id, p.openMask.Load())
-	lc.Ports = p.rxPorts
+	lc.Ports = rxPortsFor(id, p.openMask.Load())
+	p.rxPorts.Store(uint32(lc.Ports))
 	lc.SpinTime = -1
 	lc.QdiscBypass = !c.UseQdisc
 	if err := c.linkAuth(&lc); err != nil {
@@ -1004,12 +1004,12 @@ func (p *Port) progress() {
 func (p *Port) refresh() {
 	open := p.owner.openMask(0)
 	p.openMask.Store(open)
-	if want := rxPortsFor(p.id, open); want != p.rxPorts {
+	if want := rxPortsFor(p.id, open); uint32(want) != p.rxPorts.Load() {
 		// Every set holds the port's own: a link whose filter could
 		// not change at worst leaves a closed port unanswered, or lets
 		// other ports' frames in, until the next refresh tries again.
 		if p.rails.SetPorts(want) == nil {
-			p.rxPorts = want
+			p.rxPorts.Store(uint32(want))
 		}
 	}
 	m, err := p.mapW.Load()

@@ -121,6 +121,11 @@ func TestIntegrationBoardInfoStatic(t *testing.T) {
 	if bi.Hosts != 2 || bi.NodeID != 1 || !bi.Ports[2].Busy || bi.Ports[2].PID != os.Getpid() || len(bi.Routes) != 2 || len(bi.Routes[1].Hops) != 1 {
 		t.Fatalf("--json: %+v", bi)
 	}
+	// Port 2, alone on host0, takes in every port's frames (it answers
+	// for the closed ones).
+	if got := bi.Ports[2].RxPorts; len(got) != gm.NumPorts || got[2] != 2 {
+		t.Fatalf("--json: port 2 takes in ports %v, want 0..%d", got, gm.NumPorts-1)
+	}
 
 	// gm_counters on host1 sees port 4 and the frames it received.
 	var cs struct {
