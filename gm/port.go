@@ -946,8 +946,12 @@ const maxBusyTicks = 4
 
 func (p *Port) progress() {
 	defer p.wg.Done()
-	t := time.NewTicker(progressTick)
-	defer t.Stop()
+	ticks := p.cfg.progressTicks
+	if ticks == nil {
+		t := time.NewTicker(progressTick)
+		defer t.Stop()
+		ticks = t.C
+	}
 	poll := defDur(p.cfg.MapPoll, DefaultMapPoll)
 	nextMap := p.now() + poll
 	busy := 0 // ticks skipped in a row because the mutex was held
@@ -955,7 +959,7 @@ func (p *Port) progress() {
 		select {
 		case <-p.done:
 			return
-		case <-t.C:
+		case <-ticks:
 		}
 		if now := p.now(); now >= nextMap {
 			nextMap = now + poll
@@ -967,9 +971,9 @@ func (p *Port) progress() {
 		// than queue on the mutex, which would hand the port back and
 		// forth between the two goroutines' threads (on a busy CPU, each
 		// hand-off waits for the scheduler). After maxBusyTicks such
-		// ticks in a row, wait for it.
+		// ticks in a row, wait for it (TestProgressSkipsBusyTicks).
 		if !p.mu.TryLock() {
-			if busy++; busy < maxBusyTicks {
+			if busy++; busy <= maxBusyTicks {
 				continue
 			}
 			p.mu.Lock()
