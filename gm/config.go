@@ -111,6 +111,10 @@ type Config struct {
 	// links with it (package linktest), and a program can decorate the
 	// links it returns.
 	OpenLink func(ifname string, cfg *link.Config) (link.Endpoint, error)
+
+	// progressTicks, if not nil, are the progress goroutine's ticks
+	// instead of a progressTick ticker (tests drive it tick by tick).
+	progressTicks <-chan time.Time
 }
 
 // openLink is Config.OpenLink or link.Open.

@@ -129,7 +129,7 @@ type Port struct {
 	nodeMap    atomic.Pointer[NodeMap]
 	mapChanges atomic.Uint64
 	openMask   atomic.Uint32
-	rxPorts    link.PortMask // the target ports the links receive (rxPortsFor; Open, then the progress goroutine)
+	rxPorts    atomic.Uint32 // the target ports the links receive, a link.PortMask (rxPortsFor; set by Open, then the progress goroutine; read by Info)
 	ready      atomic.Bool   // the port is built (Info may look at the engine)
 
 	cur     Event
@@ -227,8 +227,8 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	}
 	lc := c.Link
 	p.openMask.Store(p.owner.openMask(0))
-	p.rxPorts = rxPortsFor(id, p.openMask.Load())
-	lc.Ports = p.rxPorts
+	lc.Ports = rxPortsFor(id, p.openMask.Load())
+	p.rxPorts.Store(uint32(lc.Ports))
 	lc.SpinTime = -1
 	lc.QdiscBypass = !c.UseQdisc
 	if err := c.linkAuth(&lc); err != nil {
@@ -946,8 +946,12 @@ const maxBusyTicks = 4
 
 func (p *Port) progress() {
 	defer p.wg.Done()
-	t := time.NewTicker(progressTick)
-	defer t.Stop()
+	ticks := p.cfg.progressTicks
+	if ticks == nil {
+		t := time.NewTicker(progressTick)
+		defer t.Stop()
+		ticks = t.C
+	}
 	poll := defDur(p.cfg.MapPoll, DefaultMapPoll)
 	nextMap := p.now() + poll
 	busy := 0 // ticks skipped in a row because the mutex was held
@@ -955,7 +959,7 @@ func (p *Port) progress() {
 		select {
 		case <-p.done:
 			return
-		case <-t.C:
+		case <-ticks:
 		}
 		if now := p.now(); now >= nextMap {
 			nextMap = now + poll
@@ -967,9 +971,9 @@ func (p *Port) progress() {
 		// than queue on the mutex, which would hand the port back and
 		// forth between the two goroutines' threads (on a busy CPU, each
 		// hand-off waits for the scheduler). After maxBusyTicks such
-		// ticks in a row, wait for it.
+		// ticks in a row, wait for it (TestProgressSkipsBusyTicks).
 		if !p.mu.TryLock() {
-			if busy++; busy < maxBusyTicks {
+			if busy++; busy <= maxBusyTicks {
 				continue
 			}
 			p.mu.Lock()
@@ -1004,12 +1008,12 @@ func (p *Port) progress() {
 func (p *Port) refresh() {
 	open := p.owner.openMask(0)
 	p.openMask.Store(open)
-	if want := rxPortsFor(p.id, open); want != p.rxPorts {
+	if want := rxPortsFor(p.id, open); uint32(want) != p.rxPorts.Load() {
 		// Every set holds the port's own: a link whose filter could
 		// not change at worst leaves a closed port unanswered, or lets
 		// other ports' frames in, until the next refresh tries again.
 		if p.rails.SetPorts(want) == nil {
-			p.rxPorts = want
+			p.rxPorts.Store(uint32(want))
 		}
 	}
 	m, err := p.mapW.Load()

@@ -12,7 +12,8 @@ import (
 // of the closed ports only while it is the lowest-numbered open port of
 // its unit (the one that answers for them): another port's traffic never
 // enters it. When the answering port closes, the next one takes over, and
-// sends to closed ports still fail at once with SendTargetPortClosed.
+// sends to closed ports still fail at once with SendTargetPortClosed. The
+// test follows the filters through PortInfo.RxPorts.
 func TestIntegrationPortFilter(t *testing.T) {
 	cl := netns.New(t, netns.Options{Hosts: 2})
 	pr := pairOn(t, cl, nil) // a: host 0 port 2; b: host 1 port 4
@@ -31,8 +32,9 @@ func TestIntegrationPortFilter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// b learns within a map poll (50 ms) that q opened below it.
-	time.Sleep(300 * time.Millisecond)
+	// b learns within a map poll that q opened below it, and narrows its
+	// filter to its own port.
+	waitRxPorts(t, pr.b, []int{4}, 10*time.Second)
 	qBefore := q.Info().Link.RxFrames
 
 	const n = 300
@@ -74,7 +76,7 @@ func TestIntegrationPortFilter(t *testing.T) {
 	// q closes: b is the lowest open port now, and widens its filter to
 	// the closed ports within a map poll.
 	q.Close()
-	time.Sleep(300 * time.Millisecond)
+	waitRxPorts(t, pr.b, allPortsBut(), 10*time.Second)
 	sendClosed(9, 2)
 	sendClosed(2, 3)
 }

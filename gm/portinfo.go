@@ -62,6 +62,14 @@ type PortInfo struct {
 	Link LinkCounters `json:"link"`
 	// Rails are the state and counters of each rail (Port.RailStats).
 	Rails []RailInfo `json:"rails"`
+	// RxPorts are the target ports whose frames the port's links take
+	// in, in increasing order: the port's own, and every closed port of
+	// the unit while it is the lowest-numbered open one (it answers for
+	// them; docs/GM-API.md §11). The kernel filters follow the open
+	// ports at every map poll; RxPorts changes once every rail's filter
+	// has changed. A link that cannot filter (not a link.PortSetter)
+	// takes in every port's frames whatever RxPorts says.
+	RxPorts []int `json:"rx_ports,omitempty"`
 	// Error is set by ListPorts when the holder's answer could not be
 	// read; only Unit, Port and PID are valid then.
 	Error string `json:"error,omitempty"`
@@ -223,6 +231,7 @@ func (p *Port) Info() PortInfo {
 	for _, r := range p.RailStats() {
 		pi.Rails = append(pi.Rails, RailInfo{Interface: r.Interface, Down: r.Down, SuspectPeers: r.SuspectPeers, Link: linkCounters(r.Link)})
 	}
+	pi.RxPorts = maskPorts(p.rxPorts.Load())
 	p.mu.Lock()
 	if !p.closed.Load() {
 		pi.Stats = protocolCounters(p.eng.Stats())
@@ -232,6 +241,18 @@ func (p *Port) Info() PortInfo {
 	}
 	p.mu.Unlock()
 	return pi
+}
+
+// maskPorts lists the ports of mask m (bit p for port p) in increasing
+// order.
+func maskPorts(m uint32) []int {
+	var ports []int
+	for id := range 32 {
+		if m&(1<<id) != 0 {
+			ports = append(ports, id)
+		}
+	}
+	return ports
 }
 
 // ListPorts returns a PortInfo for every open port of unit in this

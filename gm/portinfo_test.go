@@ -66,7 +66,7 @@ func TestCountersCarryEveryField(t *testing.T) {
 
 // TestPortInfoJSON pins PortInfo's JSON field names, which tools read.
 func TestPortInfoJSON(t *testing.T) {
-	pi := PortInfo{Rails: []RailInfo{{}}, Error: "x", Interfaces: []string{"eth0"}, Program: "p", MACs: []string{"m"}}
+	pi := PortInfo{Rails: []RailInfo{{}}, Error: "x", Interfaces: []string{"eth0"}, Program: "p", MACs: []string{"m"}, RxPorts: []int{2, 5}}
 	data, err := json.Marshal(pi)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestPortInfoJSON(t *testing.T) {
 	}
 	want := []string{"unit", "interfaces", "port", "pid", "program", "name", "host", "macs", "node_id",
 		"map_version", "map_hosts", "map_changes", "send_tokens", "free_send_tokens", "receive_tokens",
-		"free_receive_tokens", "stats", "link", "rails", "error"}
+		"free_receive_tokens", "stats", "link", "rails", "rx_ports", "error"}
 	var got []string
 	for k := range top {
 		got = append(got, k)
@@ -90,5 +90,22 @@ func TestPortInfoJSON(t *testing.T) {
 	var back PortInfo
 	if err := json.Unmarshal(data, &back); err != nil || !reflect.DeepEqual(back, pi) {
 		t.Errorf("round trip: %+v, %v", back, err)
+	}
+}
+
+// TestMaskPorts: PortInfo.RxPorts lists a mask's ports in order.
+func TestMaskPorts(t *testing.T) {
+	for _, c := range []struct {
+		m    uint32
+		want []int
+	}{
+		{0, nil},
+		{1 << 4, []int{4}},
+		{0xFFFF &^ (1 << 4), []int{0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
+		{1<<0 | 1<<31, []int{0, 31}},
+	} {
+		if got := maskPorts(c.m); !slices.Equal(got, c.want) {
+			t.Errorf("maskPorts(%#x) = %v, want %v", c.m, got, c.want)
+		}
 	}
 }

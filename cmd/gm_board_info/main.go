@@ -83,13 +83,16 @@ type Interface struct {
 	Up   bool   `json:"up"`
 }
 
-// Port is one row of the port table.
+// Port is one row of the port table. RxPorts (JSON only: GM's port
+// table has no such column) are the target ports whose frames the open
+// port's links take in (gm.PortInfo.RxPorts).
 type Port struct {
 	Port    int    `json:"port"`
 	Busy    bool   `json:"busy"`
 	PID     int    `json:"pid,omitempty"`
 	Program string `json:"program,omitempty"`
 	Name    string `json:"name,omitempty"`
+	RxPorts []int  `json:"rx_ports,omitempty"`
 }
 
 // Route is one row of the route table.
@@ -258,7 +261,7 @@ func collect(u *gm.Unit, cfg *gm.Config) (*BoardInfo, error) {
 	for id := range gm.NumPorts {
 		row := Port{Port: id}
 		if p, ok := byPort[id]; ok {
-			row = Port{Port: id, Busy: true, PID: p.PID, Program: p.Program, Name: p.Name}
+			row = Port{Port: id, Busy: true, PID: p.PID, Program: p.Program, Name: p.Name, RxPorts: p.RxPorts}
 			if p.SendTokens > 0 {
 				bi.SendTokens, bi.RecvTokens = p.SendTokens, p.ReceiveTokens
 			}

@@ -1,8 +1,11 @@
 package link
 
 import (
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/ethergm/ethergm/tests/netns"
 )
 
 // BenchmarkPingPong64 measures the round-trip time of a 64-byte payload
@@ -94,4 +97,47 @@ func BenchmarkRecvIdle(b *testing.B) {
 			b.Fatal("frame from an idle ring")
 		}
 	}
+}
+
+// BenchmarkOpen: what Open costs when the self-test that chooses the
+// open-block reader has passed in the namespace before (cached), without
+// the self-test (Config.DisableOpenBlock), and what the self-test costs
+// alone, run afresh. Needs root (netns).
+func BenchmarkOpen(b *testing.B) {
+	c := netns.New(b, netns.Options{Hosts: 1})
+	h := c.Hosts[0]
+	for _, bc := range []struct {
+		name string
+		cfg  *Config
+	}{{"cached", nil}, {"no-selftest", &Config{DisableOpenBlock: true}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			if err := h.Do(func() error {
+				b.ResetTimer()
+				for range b.N {
+					l, err := Open(h.Ifaces[0], bc.cfg)
+					if err != nil {
+						return err
+					}
+					l.Close()
+				}
+				return nil
+			}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+	b.Run("selftest-alone", func(b *testing.B) {
+		l := openOn(b, h, &Config{DisableOpenBlock: true})
+		if err := h.Do(func() error {
+			b.ResetTimer()
+			for range b.N {
+				if why, _ := l.selfTestOnce(); why != "" {
+					return errors.New(why)
+				}
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	})
 }

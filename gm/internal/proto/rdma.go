@@ -117,9 +117,14 @@ func (e *Engine) rd() *rdmaState {
 		e.rdma = &rdmaState{
 			regions: map[uint32]*region{}, gets: map[uint32]*getOp{}, getByRec: map[int32]*getOp{},
 			rxFree: -1, gotFree: -1, nextRegion: 1,
-			// Get ids start at a random point in every incarnation, so
-			// that a reply (GOT) still queued for a process that died
-			// is unlikely (2^-24) to match a get of its successor.
+			// Get ids start at a random point in every incarnation. A
+			// target drops the replies (GOT) it holds for a process
+			// that died when it meets the successor (dropGots); the
+			// random start is what is left against a reply queued on
+			// a stream that had no session yet, whose first handshake
+			// the successor answers (the target cannot tell it from
+			// its predecessor then): 2^-24 that it matches a get of
+			// the successor.
 			nextGet: e.random32(),
 		}
 	}
@@ -336,6 +341,38 @@ func (e *Engine) freeGot(i int32) {
 	rd.gotStream[i-rd.gotBase] = nil
 	e.recs[i] = sendRec{kind: recGot, next: rd.gotFree}
 	rd.gotFree = i
+}
+
+// dropGots removes every reply (GOT) queued on s, sent or not, as dropped
+// (no callback): s's receiver turned out to be a new incarnation of the
+// requester's port (orphan), and a reply to a GET of the incarnation before
+// must not reach it, where a get of its own that happens to have the same
+// id and length (get ids are random 24-bit numbers) would take the data.
+// The sender cannot tell a reply to the old incarnation from one to a GET
+// the new one sent before the handshake told it apart: both are dropped
+// (the new one's get fails with StatusSendTimedOut, as it does when its
+// reply went out in the old session). It reports how many it dropped. The
+// records left keep their order; the caller renumbers them (established).
+func (e *Engine) dropGots(s *txStream) int {
+	if rd := e.rdma; rd == nil || rd.gotBase == 0 {
+		return 0
+	}
+	n, kept, assigned := 0, 0, s.qAssigned
+	for k := 0; k < s.qLen; k++ {
+		i := s.q[(s.qHead+k)%qCap]
+		if e.recs[i].kind != recGot {
+			s.q[(s.qHead+kept)%qCap] = i
+			kept++
+			continue
+		}
+		if k < s.qAssigned {
+			assigned--
+		}
+		e.complete(i, StatusSendDropped)
+		n++
+	}
+	s.qLen, s.qAssigned, s.cursor = kept, assigned, 0
+	return n
 }
 
 // rdmaComplete is complete's hook for GET and GOT records. It reports

@@ -739,7 +739,8 @@ func (e *Engine) sendWindow(adv uint32) int {
 //     incarnation told its final ack when it closed (finalAck): then
 //     nothing unacknowledged was delivered, and everything queued goes to
 //     the new incarnation. Messages never transmitted go ahead in any case;
-//   - a reply (GOT) to the old incarnation's get is dropped (no callback);
+//   - every reply (GOT) still queued, sent or not, is dropped (no
+//     callback): it may answer a get of the old incarnation (dropGots);
 //   - a get that the old incarnation acknowledged and whose data did not
 //     all arrive will never get it: it completes with the same status.
 //
@@ -776,6 +777,7 @@ func (e *Engine) orphan(now Time, s *txStream) bool {
 		e.complete(i, st)
 		n++
 	}
+	e.dropGots(s)
 	e.trace(now, trOrphan, s.peer.node, s.port, s.pri, s.isn, s.una, s.hiSent, n, uint32(st), s.lastHeard)
 	return n > 0
 }
