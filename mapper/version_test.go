@@ -2,11 +2,13 @@ package mapper
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ethergm/ethergm/nodemap"
+	"github.com/ethergm/ethergm/wire"
 )
 
 // Map versions in the edge cases: two fresh mappers in a partition both
@@ -65,10 +67,23 @@ func TestPartitionedFreshMappers(t *testing.T) {
 			for _, h := range n.hosts {
 				sides[side(h)] = append(sides[side(h)], h)
 			}
+			// The CONFIG frames of version 1 of side 1's mapper (levels
+			// 2: it wins when the sides meet).
+			var v1 [][]byte
+			n.tap = func(to *simHost, rail int, f []byte) {
+				h, err := wire.ParseFrameCRC(f, wire.EtherType)
+				if err != nil || h.Type() != wire.TypeConfig || side(to) != 1 {
+					return
+				}
+				if c, err := wire.ParseConfig(h.Payload()); err == nil && c.MapVersion == 1 && c.Flags == 0 {
+					v1 = append(v1, slices.Clone(f))
+				}
+			}
 			startAll(n)
 			if !n.runUntil(3*time.Second, func() bool { return converged(sides[0]) && converged(sides[1]) }) {
 				t.Fatalf("sides did not converge:\nA\n%sB\n%s", why(sides[0]), why(sides[1]))
 			}
+			n.tap = nil
 			for _, s := range sides {
 				if v := s[0].m.cur.version; v != 1 {
 					t.Fatalf("side of %s holds version %d, want 1 (fresh mappers)", s[0].name, v)
@@ -77,7 +92,36 @@ func TestPartitionedFreshMappers(t *testing.T) {
 			if hostsOf(sides[0][0].m.Map()) == hostsOf(sides[1][0].m.Map()) {
 				t.Fatal("both sides hold one map")
 			}
+			var winner *simHost
+			for _, h := range sides[1] {
+				if h.m.leading() {
+					winner = h
+				}
+			}
+			if winner == nil || len(v1) == 0 {
+				t.Fatalf("side 1: no mapper in charge, or no CONFIG of version 1 seen (%d)", len(v1))
+			}
 			n.blocked = nil
+			// The moment a host of side 0 follows the winner while it
+			// still holds its side's version 1, the winner's version 1
+			// reaches it (a retry, a late or replayed frame): it must
+			// not take it.
+			h0 := sides[0][0]
+			if !n.runUntil(n.now+2*time.Second, func() bool { return h0.m.elected == winner.macs[0] }) {
+				t.Fatalf("%s does not follow %s:\n%s", h0.name, winner.name, why(n.hosts))
+			}
+			if h0.m.cur.version == 1 && h0.m.cur.mapper != winner.macs[0] {
+				before := hostsOf(h0.m.Map())
+				for _, f := range v1 {
+					h0.m.Input(n.now, 0, f)
+				}
+				h0.schedule()
+				if got := hostsOf(h0.m.Map()); got != before {
+					t.Errorf("%s took the other side's version 1:\n%s\nwas\n%s", h0.name, got, before)
+				}
+			} else {
+				t.Logf("%s already holds version %d of %s", h0.name, h0.m.cur.version, nodemap.FormatMAC(h0.m.cur.mapper))
+			}
 			if !n.runUntil(n.now+4*time.Second, func() bool { return converged(n.hosts) && n.hosts[0].m.Map().Len() == 8 }) {
 				t.Fatalf("not healed:\n%s", why(n.hosts))
 			}
