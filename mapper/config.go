@@ -48,7 +48,22 @@ type leaderState struct {
 	// heard every host's periodic SCOUT, so that its first map marks no
 	// present host absent.
 	holdUntil Time
+	// outbid are the hosts of the map above whose other mapper's map
+	// this leader made a new version, until they name its map (see
+	// resendIfBehind).
+	outbid map[nodemap.MAC]*outbid
 }
+
+// outbid is how often the leader made a new version above the map of
+// another mapper that one host holds, and when it may do so again.
+type outbid struct {
+	n    int
+	next Time
+}
+
+// maxOutbidBackoff bounds the wait between two versions made above the
+// maps a host keeps taking from another mapper, in intervals.
+const maxOutbidBackoff = 64
 
 // assembly is a map being received in several CONFIG frames.
 type assembly struct {
@@ -172,13 +187,43 @@ func (m *Mapper) issue(now Time, es []entry, key []byte) {
 // took over while this host was too slow to run, or that mapped at the
 // same time) would drop ours as stale: the leader makes a new version,
 // above every version heard.
+//
+// A host that keeps taking another mapper's maps after that follows that
+// mapper: it hears both and ranks the other higher, which this leader
+// cannot hear, or this leader's frames do not reach it (a one-way link).
+// Each new version of one mapper would then make the other outbid it,
+// each interval, forever. So the leader outbids one host's maps again
+// only after a wait that doubles each time (1, 2, 4 ... 64 intervals)
+// until the host names this leader's map.
 func (m *Mapper) resendIfBehind(now Time, p *peer) {
 	l := &m.lead
-	if !l.active || l.version == 0 || (p.mapVersion == l.version && p.mapper == m.cfg.MACs[0]) {
+	if !l.active || l.version == 0 {
+		return
+	}
+	if p.mapVersion == l.version && p.mapper == m.cfg.MACs[0] {
+		delete(l.outbid, p.uid)
 		return
 	}
 	done, ok := l.need[p.uid]
 	if ok && p.mapVersion >= l.version && p.mapper != m.cfg.MACs[0] {
+		if done {
+			l.need[p.uid] = false
+			l.acked--
+			l.configured = false
+		}
+		o := l.outbid[p.uid]
+		if o == nil {
+			o = &outbid{next: never}
+			if l.outbid == nil {
+				l.outbid = map[nodemap.MAC]*outbid{}
+			}
+			l.outbid[p.uid] = o
+		}
+		if o.next != never && now < o.next {
+			return
+		}
+		o.next = now + m.interval*Time(min(1<<o.n, maxOutbidBackoff))
+		o.n++
 		l.content = nil
 		m.changed(now)
 		return
