@@ -482,6 +482,14 @@ func (l *Link) Recv(frames [][]byte) int {
 	return l.recvLocked(frames)
 }
 
+// RecvIdle is link.Idler's: it reports, with a few loads of the ring and
+// without the receive mutex, that Recv would return 0 now (also on a
+// closed Link). The caller must own the receive side: no Recv, Wait or
+// Close may run concurrently (see Idler).
+func (l *Link) RecvIdle() bool {
+	return l.closed.Load() || l.rx.quiet()
+}
+
 func (l *Link) recvLocked(frames [][]byte) int {
 	r := &l.rx
 	r.begin()

@@ -22,6 +22,9 @@ func Open(ifname string, cfg *Config) (*Link, error) {
 // Recv returns 0.
 func (l *Link) Recv(frames [][]byte) int { return 0 }
 
+// RecvIdle returns true.
+func (l *Link) RecvIdle() bool { return true }
+
 // Wait returns ErrNotSupported.
 func (l *Link) Wait(frames [][]byte, timeout time.Duration) (int, error) {
 	return 0, ErrNotSupported

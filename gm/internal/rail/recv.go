@@ -60,6 +60,26 @@ func (s *Set) Drain(now time.Duration) (int, bool) {
 	}
 }
 
+// Idle reports, with a few loads and without the links' locks, that a
+// Drain now would read no frame: every ring is idle (link.Idler) and no
+// frame read from a ring waits to be merged. It is false if a link cannot
+// tell. The caller owns the receive side as Drain's does, and calls it
+// neither during a Wait nor concurrently with Close (see link.Idler).
+func (s *Set) Idle() bool {
+	if s.idlers == nil {
+		return false
+	}
+	if s.n == 1 {
+		return s.idlers[0].RecvIdle()
+	}
+	for i, l := range s.idlers {
+		if s.pos[i] < len(s.b[i]) || !l.RecvIdle() {
+			return false
+		}
+	}
+	return true
+}
+
 // drainOne is Drain for a set of one rail.
 func (s *Set) drainOne(now time.Duration) (int, bool) {
 	l, fr, got := s.links[0], s.fr[0], 0

@@ -82,7 +82,8 @@ type Set struct {
 	b        [][][]byte
 	pos      []int
 	full     []bool
-	pickNext int // ring pick looks at first
+	pickNext int          // ring pick looks at first
+	idlers   []link.Idler // the links as link.Idler, nil unless every one is (Idle)
 
 	// Transmit.
 	pps      []*peer
@@ -142,6 +143,13 @@ func New(links []link.Endpoint) *Set {
 		}
 	}
 	s.chunk = uint32(chunkFrames * (s.mtu - wire.HeaderLen))
+	s.idlers = make([]link.Idler, n)
+	for i, l := range links {
+		if s.idlers[i], _ = l.(link.Idler); s.idlers[i] == nil {
+			s.idlers = nil
+			break
+		}
+	}
 	if n > 1 {
 		s.wait = newWait(links)
 	}
