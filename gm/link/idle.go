@@ -16,4 +16,16 @@ type Idler interface {
 	RecvIdle() bool
 }
 
-var _ Idler = (*Link)(nil)
+// OwnedReceiver is an Endpoint whose receive side an owner (see Idler)
+// can read without the endpoint's receive lock: RecvOwned is Recv for a
+// caller that promises what RecvIdle's caller does (no Recv, Wait or Close
+// at the same time). It saves Recv's lock round trip (two locked
+// instructions) on every poll that reads frames.
+type OwnedReceiver interface {
+	RecvOwned(frames [][]byte) int
+}
+
+var (
+	_ Idler         = (*Link)(nil)
+	_ OwnedReceiver = (*Link)(nil)
+)

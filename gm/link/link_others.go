@@ -25,6 +25,9 @@ func (l *Link) Recv(frames [][]byte) int { return 0 }
 // RecvIdle returns true.
 func (l *Link) RecvIdle() bool { return true }
 
+// RecvOwned returns 0.
+func (l *Link) RecvOwned(frames [][]byte) int { return 0 }
+
 // Wait returns ErrNotSupported.
 func (l *Link) Wait(frames [][]byte, timeout time.Duration) (int, error) {
 	return 0, ErrNotSupported

@@ -82,8 +82,9 @@ type Set struct {
 	b        [][][]byte
 	pos      []int
 	full     []bool
-	pickNext int          // ring pick looks at first
-	idlers   []link.Idler // the links as link.Idler, nil unless every one is (Idle)
+	pickNext int                  // ring pick looks at first
+	idlers   []link.Idler         // the links as link.Idler, nil unless every one is (Idle)
+	owned    []link.OwnedReceiver // the links as link.OwnedReceiver, nil unless every one is (recv)
 
 	// Transmit.
 	pps      []*peer
@@ -147,6 +148,13 @@ func New(links []link.Endpoint) *Set {
 	for i, l := range links {
 		if s.idlers[i], _ = l.(link.Idler); s.idlers[i] == nil {
 			s.idlers = nil
+			break
+		}
+	}
+	s.owned = make([]link.OwnedReceiver, n)
+	for i, l := range links {
+		if s.owned[i], _ = l.(link.OwnedReceiver); s.owned[i] == nil {
+			s.owned = nil
 			break
 		}
 	}

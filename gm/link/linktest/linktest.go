@@ -173,8 +173,9 @@ type Link struct {
 }
 
 var (
-	_ link.Endpoint = (*Link)(nil)
-	_ link.Idler    = (*Link)(nil)
+	_ link.Endpoint      = (*Link)(nil)
+	_ link.Idler         = (*Link)(nil)
+	_ link.OwnedReceiver = (*Link)(nil)
 )
 
 // Name returns the interface name given to Open.
@@ -317,6 +318,9 @@ func (l *Link) recvLocked(frames [][]byte) int {
 // RecvIdle is link.Idler's: it reports, without locking the Hub, that
 // Recv would return 0 and has no frame of an earlier Recv to recycle.
 func (l *Link) RecvIdle() bool { return l.held.Load() == 0 }
+
+// RecvOwned is Recv (the Hub's lock guards the frames its senders queue).
+func (l *Link) RecvOwned(frames [][]byte) int { return l.Recv(frames) }
 
 // Recv returns the frames received so far (up to len(frames)).
 func (l *Link) Recv(frames [][]byte) int {
