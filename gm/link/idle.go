@@ -25,7 +25,16 @@ type OwnedReceiver interface {
 	RecvOwned(frames [][]byte) int
 }
 
+// OwnedSender is an Endpoint whose send side an owner can use without the
+// endpoint's send lock: SendOwned is Send for a caller that promises that
+// no other send method (Send, SendBatch, TxSlot, TxCommit, Flush) and no
+// Close runs at the same time. It saves Send's lock round trip per frame.
+type OwnedSender interface {
+	SendOwned(frame []byte) error
+}
+
 var (
 	_ Idler         = (*Link)(nil)
 	_ OwnedReceiver = (*Link)(nil)
+	_ OwnedSender   = (*Link)(nil)
 )

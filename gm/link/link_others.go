@@ -28,6 +28,9 @@ func (l *Link) RecvIdle() bool { return true }
 // RecvOwned returns 0.
 func (l *Link) RecvOwned(frames [][]byte) int { return 0 }
 
+// SendOwned returns ErrNotSupported.
+func (l *Link) SendOwned(frame []byte) error { return ErrNotSupported }
+
 // Wait returns ErrNotSupported.
 func (l *Link) Wait(frames [][]byte, timeout time.Duration) (int, error) {
 	return 0, ErrNotSupported

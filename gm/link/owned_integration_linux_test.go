@@ -5,11 +5,12 @@ import (
 	"time"
 )
 
-// TestIntegrationRecvIdleOwned: RecvIdle is true on an empty ring and false
+// TestIntegrationRecvIdleOwned: frames sent with Send and SendOwned
+// arrive alike; RecvIdle is true on an empty ring and false
 // once a frame arrived, and stays false until RecvOwned has taken the
 // frame and given its block back (the next RecvOwned); RecvOwned returns
 // the frames in order, as Recv does; on a closed Link RecvIdle is true and
-// RecvOwned returns 0.
+// RecvOwned returns 0, and SendOwned fails with ErrClosed.
 func TestIntegrationRecvIdleOwned(t *testing.T) {
 	a, b, _ := pair(t, nil, nil)
 	frames := make([][]byte, 16)
@@ -22,7 +23,11 @@ func TestIntegrationRecvIdleOwned(t *testing.T) {
 	for round := uint64(1); round <= 40; round++ {
 		const per = 3
 		for i := uint64(0); i < per; i++ {
-			if err := a.Send(testFrame(buf, mac6(b.HardwareAddr()), mac6(a.HardwareAddr()), 2, round*per+i, 64)); err != nil {
+			send := a.Send
+			if (round+i)%2 == 0 {
+				send = a.SendOwned
+			}
+			if err := send(testFrame(buf, mac6(b.HardwareAddr()), mac6(a.HardwareAddr()), 2, round*per+i, 64)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -56,8 +61,15 @@ func TestIntegrationRecvIdleOwned(t *testing.T) {
 			t.Fatalf("round %d: not idle after the frames were read", round)
 		}
 	}
+	if st := a.Stats(); st.TxFrames < 40*3 {
+		t.Fatalf("sender counted %d frames", st.TxFrames)
+	}
 	b.Close()
 	if !b.RecvIdle() || b.RecvOwned(frames) != 0 {
 		t.Fatal("a closed Link is not idle")
+	}
+	a.Close()
+	if err := a.SendOwned(testFrame(buf, mac6(b.HardwareAddr()), mac6(a.HardwareAddr()), 2, 0, 64)); err != ErrClosed {
+		t.Fatalf("SendOwned on a closed Link: %v", err)
 	}
 }

@@ -85,6 +85,7 @@ type Set struct {
 	pickNext int                  // ring pick looks at first
 	idlers   []link.Idler         // the links as link.Idler, nil unless every one is (Idle)
 	owned    []link.OwnedReceiver // the links as link.OwnedReceiver, nil unless every one is (recv)
+	ownedTx0 link.OwnedSender     // links[0] as link.OwnedSender, for a set of one (Send), or nil
 
 	// Transmit.
 	pps      []*peer
@@ -150,6 +151,9 @@ func New(links []link.Endpoint) *Set {
 			s.idlers = nil
 			break
 		}
+	}
+	if n == 1 {
+		s.ownedTx0, _ = links[0].(link.OwnedSender)
 	}
 	s.owned = make([]link.OwnedReceiver, n)
 	for i, l := range links {
