@@ -791,8 +791,9 @@ func (p *Port) Receive() *Event {
 	if p.quietPolls > 0 && !p.waiting && p.eng.Pending() == 0 && p.rails.Idle() {
 		// Nothing arrived since the last poll, which found nothing: no
 		// timer has to judge a peer's frame, and the timers may wait for
-		// a later poll. The previous answer was this one (p.cur is only
-		// rewritten if the application changed its type).
+		// a later poll. p.cur usually holds this answer already; it is
+		// rewritten if another receive call (or the application) gave it
+		// another type.
 		p.quietPolls--
 		if p.cur.Type != NoRecvEvent {
 			p.noEvent()
