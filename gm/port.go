@@ -143,10 +143,13 @@ type Port struct {
 
 	tokAcct sendTokenAccounts // gm_alloc_send_token & co. (sendtoken.go; guarded by mu)
 
-	lastApp time.Duration // since start, of the last application poll (guarded by mu: a plain store per poll)
-	closed  atomic.Bool
-	done    chan struct{}
-	wg      sync.WaitGroup
+	lastApp time.Duration // since start, of the last full application poll (guarded by mu: a plain store per poll)
+	// quietPolls is how many more Receive calls may answer NoRecvEvent
+	// from a few loads (see Receive; guarded by mu).
+	quietPolls int
+	closed     atomic.Bool
+	done       chan struct{}
+	wg         sync.WaitGroup
 }
 
 // Open is gm_open: it opens port id of the unit named unit (see
@@ -768,10 +771,33 @@ func (p *Port) closedEvent() *Event {
 // event of type NoRecvEvent. It never blocks (beyond the port mutex). The
 // event is valid until the next receive or Unknown call. On a closed port
 // it returns an event of type PortClosedEvent.
+//
+// A Receive that finds nothing usually costs a few loads: after a poll
+// that found nothing, up to quietEvery-1 following calls answer
+// NoRecvEvent without reading the clock, the link or the timers as long
+// as no event is queued and the link's rings hold no frame
+// (rail.Set.Idle). Every quietEvery-th call, and every call after one that
+// found a frame or an event, polls in full: the engine's timers and the
+// alarms run there, late by at most quietEvery-1 polls and at most about
+// the progress goroutine's period (each of its ticks ends the quiet
+// polls).
 func (p *Port) Receive() *Event {
 	p.mu.Lock()
 	if p.closed.Load() {
 		p.cur = Event{Type: PortClosedEvent}
+		p.mu.Unlock()
+		return &p.cur
+	}
+	if p.quietPolls > 0 && !p.waiting && p.eng.Pending() == 0 && p.rails.Idle() {
+		// Nothing arrived since the last poll, which found nothing: no
+		// timer has to judge a peer's frame, and the timers may wait for
+		// a later poll. p.cur usually holds this answer already; it is
+		// rewritten if another receive call (or the application) gave it
+		// another type.
+		p.quietPolls--
+		if p.cur.Type != NoRecvEvent {
+			p.noEvent()
+		}
 		p.mu.Unlock()
 		return &p.cur
 	}
@@ -781,12 +807,18 @@ func (p *Port) Receive() *Event {
 	now := p.now()
 	p.lastApp = now
 	e := p.pollLocked(now)
+	p.quietPolls = 0
 	if e == nil {
 		e = p.noEvent()
+		p.quietPolls = quietEvery - 1
 	}
 	p.mu.Unlock()
 	return e
 }
+
+// quietEvery is one more than the number of Receive calls in a row that may
+// answer from a few loads (see Receive).
+const quietEvery = 16
 
 // ReceivePending is gm_receive_pending: it reports whether an event is
 // waiting (without polling the link).
@@ -979,6 +1011,10 @@ func (p *Port) progress() {
 			p.mu.Lock()
 		}
 		busy = 0
+		// The application's next Receive polls in full (see Receive): a
+		// slow poller's quiet polls do not hold the timers back for
+		// longer than a tick.
+		p.quietPolls = 0
 		now := p.now() // with the mutex held (see Receive)
 		appActive := now-p.lastApp < progressTick
 		switch {

@@ -174,8 +174,7 @@ func (h Header) ComputeCRC() uint32 {
 	if end > len(h) {
 		return 0
 	}
-	c := crc32Update(0, h[:OffCRC])
-	return crc32Update(c, h[HeaderLen:end])
+	return crc32cTwo(h[:OffCRC], h[HeaderLen:end])
 }
 
 // CheckCRC reports whether the stored CRC matches ComputeCRC. It returns

@@ -476,6 +476,24 @@ func (l *Link) Recv(frames [][]byte) int {
 	return l.recvLocked(frames)
 }
 
+// RecvIdle is link.Idler's: it reports, with a few loads of the ring and
+// without the receive mutex, that Recv would return 0 now (also on a
+// closed Link). The caller must own the receive side: no Recv, Wait or
+// Close may run concurrently (see Idler).
+func (l *Link) RecvIdle() bool {
+	return l.closed.Load() || l.rx.quiet()
+}
+
+// RecvOwned is link.OwnedReceiver's: Recv without the receive mutex, for a
+// caller that owns the receive side (no Recv, Wait or Close may run
+// concurrently; see Idler).
+func (l *Link) RecvOwned(frames [][]byte) int {
+	if l.closed.Load() || l.rx.idle() {
+		return 0
+	}
+	return l.recvLocked(frames)
+}
+
 func (l *Link) recvLocked(frames [][]byte) int {
 	r := &l.rx
 	r.begin()

@@ -22,6 +22,15 @@ func Open(ifname string, cfg *Config) (*Link, error) {
 // Recv returns 0.
 func (l *Link) Recv(frames [][]byte) int { return 0 }
 
+// RecvIdle returns true.
+func (l *Link) RecvIdle() bool { return true }
+
+// RecvOwned returns 0.
+func (l *Link) RecvOwned(frames [][]byte) int { return 0 }
+
+// SendOwned returns ErrNotSupported.
+func (l *Link) SendOwned(frame []byte) error { return ErrNotSupported }
+
 // Wait returns ErrNotSupported.
 func (l *Link) Wait(frames [][]byte, timeout time.Duration) (int, error) {
 	return 0, ErrNotSupported

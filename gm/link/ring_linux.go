@@ -201,6 +201,16 @@ func (r *rxRing) poison() {
 // load is found by the next call; a block closed in between is left to
 // next).
 func (r *rxRing) idle() bool {
+	if !r.quiet() {
+		return false
+	}
+	r.delivered = false
+	return true
+}
+
+// quiet is idle without its one store: it only reads the reader's state
+// and the ring (Link.RecvIdle).
+func (r *rxRing) quiet() bool {
 	if r.pending != 0 || r.poisoned {
 		return false
 	}
@@ -211,11 +221,7 @@ func (r *rxRing) idle() bool {
 	if r.openBlock && r.load(base+bdNumPkts) > r.consumed {
 		return false
 	}
-	if r.load(base+bdBlockStatus)&statusUser != 0 {
-		return false
-	}
-	r.delivered = false
-	return true
+	return r.load(base+bdBlockStatus)&statusUser == 0
 }
 
 // busy reports whether the current block holds a packet the kernel has

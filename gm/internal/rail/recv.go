@@ -60,11 +60,31 @@ func (s *Set) Drain(now time.Duration) (int, bool) {
 	}
 }
 
+// Idle reports, with a few loads and without the links' locks, that a
+// Drain now would read no frame: every ring is idle (link.Idler) and no
+// frame read from a ring waits to be merged. It is false if a link cannot
+// tell. The caller owns the receive side as Drain's does, and calls it
+// neither during a Wait nor concurrently with Close (see link.Idler).
+func (s *Set) Idle() bool {
+	if s.idlers == nil {
+		return false
+	}
+	if s.n == 1 {
+		return s.idlers[0].RecvIdle()
+	}
+	for i, l := range s.idlers {
+		if s.pos[i] < len(s.b[i]) || !l.RecvIdle() {
+			return false
+		}
+	}
+	return true
+}
+
 // drainOne is Drain for a set of one rail.
 func (s *Set) drainOne(now time.Duration) (int, bool) {
-	l, fr, got := s.links[0], s.fr[0], 0
+	fr, got := s.fr[0], 0
 	for {
-		n := l.Recv(fr)
+		n := s.recv(0, fr)
 		for _, f := range fr[:n] {
 			s.eng.Input(now, f)
 		}
@@ -112,9 +132,19 @@ func (s *Set) refill() {
 	}
 }
 
+// recv reads frames from ring i: without the link's receive lock if it
+// allows that (link.OwnedReceiver). The caller owns the receive side
+// (Drain's callers hold the port's mutex, and no Wait runs meanwhile).
+func (s *Set) recv(i int, fr [][]byte) int {
+	if s.owned != nil {
+		return s.owned[i].RecvOwned(fr)
+	}
+	return s.links[i].Recv(fr)
+}
+
 // fill reads a batch from ring i.
 func (s *Set) fill(i int) int {
-	n := s.links[i].Recv(s.fr[i])
+	n := s.recv(i, s.fr[i])
 	s.b[i], s.pos[i], s.full[i] = s.fr[i][:n], 0, n == len(s.fr[i])
 	return n
 }

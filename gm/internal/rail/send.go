@@ -90,6 +90,11 @@ func isDown(err error) bool {
 // be down, on another.
 func (s *Set) Send(f []byte) error {
 	if s.n == 1 {
+		if s.ownedTx0 != nil {
+			// The engine sends with the port's mutex held, which every
+			// sender of the set holds (see link.OwnedSender).
+			return s.ownedTx0.SendOwned(f)
+		}
 		return s.links[0].Send(f)
 	}
 	var err error

@@ -82,7 +82,10 @@ type Set struct {
 	b        [][][]byte
 	pos      []int
 	full     []bool
-	pickNext int // ring pick looks at first
+	pickNext int                  // ring pick looks at first
+	idlers   []link.Idler         // the links as link.Idler, nil unless every one is (Idle)
+	owned    []link.OwnedReceiver // the links as link.OwnedReceiver, nil unless every one is (recv)
+	ownedTx0 link.OwnedSender     // links[0] as link.OwnedSender, for a set of one (Send), or nil
 
 	// Transmit.
 	pps      []*peer
@@ -142,6 +145,23 @@ func New(links []link.Endpoint) *Set {
 		}
 	}
 	s.chunk = uint32(chunkFrames * (s.mtu - wire.HeaderLen))
+	s.idlers = make([]link.Idler, n)
+	for i, l := range links {
+		if s.idlers[i], _ = l.(link.Idler); s.idlers[i] == nil {
+			s.idlers = nil
+			break
+		}
+	}
+	if n == 1 {
+		s.ownedTx0, _ = links[0].(link.OwnedSender)
+	}
+	s.owned = make([]link.OwnedReceiver, n)
+	for i, l := range links {
+		if s.owned[i], _ = l.(link.OwnedReceiver); s.owned[i] == nil {
+			s.owned = nil
+			break
+		}
+	}
 	if n > 1 {
 		s.wait = newWait(links)
 	}

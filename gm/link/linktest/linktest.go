@@ -15,6 +15,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethergm/ethergm/gm/link"
@@ -135,6 +136,7 @@ func (h *Hub) deliverLocked(from *Link, frame []byte) {
 			b, l.free = l.free[k-1][:0], l.free[:k-1]
 		}
 		l.rx = append(l.rx, append(b, frame...))
+		l.held.Store(int32(len(l.rx) + len(l.lent)))
 		got = true
 	}
 	if got {
@@ -161,13 +163,20 @@ type Link struct {
 	running  bool
 	st       link.Stats
 	rxFrames int // receive queue bound (SetRxFrames); 0: none
+	// held is len(rx)+len(lent), stored under hub.mu whenever either
+	// changes, for RecvIdle (which takes no lock).
+	held atomic.Int32
 
 	// Sender side (one goroutine).
 	slots     [][]byte
 	committed int
 }
 
-var _ link.Endpoint = (*Link)(nil)
+var (
+	_ link.Endpoint      = (*Link)(nil)
+	_ link.Idler         = (*Link)(nil)
+	_ link.OwnedReceiver = (*Link)(nil)
+)
 
 // Name returns the interface name given to Open.
 func (l *Link) Name() string { return l.name }
@@ -302,8 +311,16 @@ func (l *Link) recvLocked(frames [][]byte) int {
 	k := copy(l.rx, l.rx[n:])
 	clear(l.rx[k:])
 	l.rx = l.rx[:k]
+	l.held.Store(int32(len(l.rx) + len(l.lent)))
 	return n
 }
+
+// RecvIdle is link.Idler's: it reports, without locking the Hub, that
+// Recv would return 0 and has no frame of an earlier Recv to recycle.
+func (l *Link) RecvIdle() bool { return l.held.Load() == 0 }
+
+// RecvOwned is Recv (the Hub's lock guards the frames its senders queue).
+func (l *Link) RecvOwned(frames [][]byte) int { return l.Recv(frames) }
 
 // Recv returns the frames received so far (up to len(frames)).
 func (l *Link) Recv(frames [][]byte) int {
@@ -377,6 +394,7 @@ func (l *Link) Close() error {
 	}
 	l.closed = true
 	l.rx, l.lent, l.free = nil, nil, nil
+	l.held.Store(0)
 	for i, x := range l.hub.links {
 		if x == l {
 			l.hub.links = append(l.hub.links[:i], l.hub.links[i+1:]...)
