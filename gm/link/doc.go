@@ -218,8 +218,8 @@
 // the kernel to copy a frame of up to 2048 bytes whole into the socket
 // buffer: otherwise it attaches the payload as fragments of the ring's
 // pages, which a veth device copies again into a page it allocates per
-// frame (skb_copy_ubufs); about 15 % more streaming at MTU 1500 on a veth
-// pair (bench/README.md). Frames addressed to our own
+// frame (skb_copy_ubufs; bench/README.md, "The streaming path", has the
+// measurements). Frames addressed to our own
 // MAC always go through R's sendto(2) to lo instead. EAGAIN and ENOBUFS are retried a
 // bounded number of times (yield, then short sleeps), then ErrTxBusy is
 // returned; the GM layer retransmits. After the interface went down and up,

@@ -463,8 +463,8 @@ type txRing struct {
 // in the ring's pages as fragments, which a veth device copies again,
 // into a page it allocates per frame (skb_copy_ubufs). A frame of up to
 // vnetLinearMax bytes is copied whole (one copy into a small allocation
-// instead of a page allocation and a copy: about 15 % more streaming on
-// a veth pair, bench/README.md "The streaming path"); a longer one keeps
+// instead of a page allocation and a copy; measured in bench/README.md,
+// "The streaming path"); a longer one keeps
 // its fragments (hdr_len 0: the kernel copies the Ethernet header only),
 // since its linear copy would need a multi-page allocation.
 const (
