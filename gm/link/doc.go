@@ -21,7 +21,8 @@
 //	D  doorbell      bound like R, same filter but snap length 1, minimal
 //	                 SO_RCVBUF, no ring; only in open-block mode
 //	T  TX ring       protocol 0 (receives nothing), TPACKET_V3 TX ring of
-//	                 fixed slots, PACKET_LOSS, optional PACKET_QDISC_BYPASS;
+//	                 fixed slots, PACKET_LOSS, PACKET_VNET_HDR (if the
+//	                 kernel takes it), optional PACKET_QDISC_BYPASS;
 //	                 used by SendBatch, TxSlot/TxCommit/Flush
 //	E  eventfd       Wake and Close interrupt a sleeping Wait
 //
@@ -217,7 +218,13 @@
 // receive window). With Config.QdiscBypass, T skips the qdisc
 // (PACKET_QDISC_BYPASS: the reference measured +13 % streaming with the
 // TX ring, but such frames are invisible to taps such as tcpdump and
-// dropped, not queued, on a full driver queue). Frames addressed to our own
+// dropped, not queued, on a full driver queue). With PACKET_VNET_HDR each
+// slot holds a zeroed virtio_net_hdr before its frame, whose hdr_len asks
+// the kernel to copy a frame of up to 2048 bytes whole into the socket
+// buffer: otherwise it attaches the payload as fragments of the ring's
+// pages, which a veth device copies again into a page it allocates per
+// frame (skb_copy_ubufs; bench/README.md, "The streaming path", has the
+// measurements). Frames addressed to our own
 // MAC always go through R's sendto(2) to lo instead. EAGAIN and ENOBUFS are retried a
 // bounded number of times (yield, then short sleeps), then ErrTxBusy is
 // returned; the GM layer retransmits. After the interface went down and up,

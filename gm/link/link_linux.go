@@ -420,8 +420,15 @@ func (l *Link) setupTx() error {
 			return &OpError{Op: "setsockopt PACKET_QDISC_BYPASS", Interface: l.name, Err: err, Detail: "Linux >= 3.14"}
 		}
 	}
+	// With PACKET_VNET_HDR the kernel copies a short frame whole into the
+	// socket buffer (see vnetHdrLen); without it (refused: an old kernel)
+	// the ring works as before.
+	vnet := 0
+	if unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VNET_HDR, 1) == nil {
+		vnet = vnetHdrLen
+	}
 	fs := 1024
-	for fs < txDataOff+wire.EthHeaderLen+l.mtu {
+	for fs < txDataOff+vnet+wire.EthHeaderLen+l.mtu {
 		fs *= 2
 	}
 	bs := txBlockSize
@@ -437,7 +444,7 @@ func (l *Link) setupTx() error {
 	if l.txMem, err = unix.Mmap(fd, 0, bs*blocks, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
 		return &OpError{Op: "mmap TX ring", Interface: l.name, Err: err}
 	}
-	l.tx = txRing{mem: l.txMem, frameSize: fs, nFrames: blocks * perBlock}
+	l.tx = txRing{mem: l.txMem, frameSize: fs, nFrames: blocks * perBlock, vnet: vnet}
 	return l.bind(fd, 0, "bind (TX ring)")
 }
 
@@ -460,7 +467,7 @@ func (l *Link) Mode() string { return l.mode }
 
 // TxSlotSize returns the capacity of a transmit-ring slot (the length of
 // the slices TxSlot returns).
-func (l *Link) TxSlotSize() int { return l.tx.frameSize - txDataOff }
+func (l *Link) TxSlotSize() int { return l.tx.frameSize - txDataOff - l.tx.vnet }
 
 // Recv fills frames with views of received, checked frames and returns how
 // many it filled; it does not sleep (it may spin for up to 50 us on a frame

@@ -33,7 +33,7 @@ func RingMemory(cfg *Config, mtu int) (rx, tx int) {
 	rx = bs * nb
 
 	fs := 1024
-	for fs < txDataOff+wire.EthHeaderLen+mtu {
+	for fs < txDataOff+vnetHdrLen+wire.EthHeaderLen+mtu {
 		fs *= 2
 	}
 	tb := max(txBlockSize, fs)

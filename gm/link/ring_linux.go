@@ -449,16 +449,34 @@ func (r *rxRing) nextV2() []byte {
 }
 
 // txRing is a TPACKET_V3 transmit ring: fixed slots of frameSize bytes, the
-// frame at txDataOff in each. The kernel takes slots in ring order, so the
+// frame at txDataOff in each (after a virtio_net_hdr of vnet bytes, if the
+// socket has PACKET_VNET_HDR). The kernel takes slots in ring order, so the
 // writer fills them in the same order and reuses a slot only when the kernel
 // has marked it available again.
 type txRing struct {
 	mem       []byte
 	frameSize int
 	nFrames   int
+	vnet      int // 0, or vnetHdrLen: each frame follows a virtio_net_hdr
 	head      int // next slot to fill
 	queued    int // slots marked SEND_REQUEST since the last kick
 }
+
+// vnetHdrLen is the size of struct virtio_net_hdr, which precedes every
+// frame of a ring whose socket has PACKET_VNET_HDR. Its hdr_len field
+// (bytes 2-3, little endian) tells the kernel how many of the frame's
+// first bytes to copy into the socket buffer's linear area; the rest stay
+// in the ring's pages as fragments, which a veth device copies again,
+// into a page it allocates per frame (skb_copy_ubufs). A frame of up to
+// vnetLinearMax bytes is copied whole (one copy into a small allocation
+// instead of a page allocation and a copy; measured in bench/README.md,
+// "The streaming path"); a longer one keeps
+// its fragments (hdr_len 0: the kernel copies the Ethernet header only),
+// since its linear copy would need a multi-page allocation.
+const (
+	vnetHdrLen    = 10
+	vnetLinearMax = 2048
+)
 
 func (t *txRing) status(i int) *uint32 {
 	return (*uint32)(unsafe.Pointer(&t.mem[i*t.frameSize+p3Status]))
@@ -477,12 +495,20 @@ func (t *txRing) slot() []byte {
 		return nil
 	}
 	off := t.head * t.frameSize
-	return t.mem[off+txDataOff : off+t.frameSize : off+t.frameSize]
+	return t.mem[off+txDataOff+t.vnet : off+t.frameSize : off+t.frameSize]
 }
 
 // commit hands the head slot, holding an n-byte frame, to the kernel.
 func (t *txRing) commit(n int) {
 	off := t.head * t.frameSize
+	if t.vnet > 0 {
+		h := t.mem[off+txDataOff : off+txDataOff+vnetHdrLen]
+		clear(h)
+		if n <= vnetLinearMax {
+			h[2], h[3] = byte(n), byte(n>>8) // hdr_len, little endian
+		}
+		n += vnetHdrLen
+	}
 	*(*uint32)(unsafe.Pointer(&t.mem[off+p3Len])) = uint32(n)
 	// The store of tp_len is ordered before the status store (x86 TSO and
 	// the sequentially consistent atomic store elsewhere).
