@@ -48,6 +48,7 @@ type options struct {
 	blocks    int
 	tov       int
 	txFrames  int
+	vnet      bool
 	batch     int
 	bypass    bool
 }
@@ -70,6 +71,7 @@ func main() {
 	flag.IntVar(&o.tov, "tov", 1, "RX ring block retire timeout, ms")
 	flag.IntVar(&o.txFrames, "txframes", 256, "TX ring slots (-stream sender)")
 	flag.IntVar(&o.batch, "batch", 64, "frames per TX ring kick (-stream sender)")
+	flag.BoolVar(&o.vnet, "vnet", true, "PACKET_VNET_HDR on the -stream sender's TX ring, frames up to 2048 bytes copied whole into the socket buffer, as gm/link does (-vnet=false: the ring pages as fragments)")
 	flag.BoolVar(&o.bypass, "bypass", false, "PACKET_QDISC_BYPASS for ping-pong (always on for the stream sender)")
 	flag.Parse()
 
@@ -83,8 +85,8 @@ func main() {
 			o.size = 1500
 		}
 	}
-	if o.size < minPayload || o.size > maxTxSlot-txDataOff-ethHdrLen {
-		fatal(fmt.Errorf("-size %d out of range [%d, %d]", o.size, minPayload, maxTxSlot-txDataOff-ethHdrLen))
+	if maxSize := maxTxSlot - txDataOff - vnetHdrLen - ethHdrLen; o.size < minPayload || o.size > maxSize {
+		fatal(fmt.Errorf("-size %d out of range [%d, %d]", o.size, minPayload, maxSize))
 	}
 	if o.server == o.client {
 		fatal(errors.New("give exactly one of -server and -client"))
@@ -146,7 +148,7 @@ func ready() { fmt.Fprintln(os.Stderr, "ready") }
 // pingServer echoes every ping back to its sender until SIGINT/SIGTERM.
 func pingServer(o *options) error {
 	frameLen := ethHdrLen + o.size
-	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, o.bypass)
+	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, o.bypass, false)
 	if err != nil {
 		return err
 	}
@@ -181,7 +183,7 @@ func pingServer(o *options) error {
 // trips are not measured.
 func pingClient(o *options) error {
 	frameLen := ethHdrLen + o.size
-	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, o.bypass)
+	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, o.bypass, false)
 	if err != nil {
 		return err
 	}
@@ -260,13 +262,13 @@ func pingClient(o *options) error {
 // for o.duration, then a few end markers carrying the frame count.
 func streamSend(o *options) error {
 	frameLen := ethHdrLen + o.size
-	slotSize := txSlotFor(frameLen)
-	s, err := open(o.ifname, etherType, 0, 0, 0, o.txFrames, slotSize, true)
+	slotSize := txSlotFor(frameLen, o.vnet)
+	s, err := open(o.ifname, etherType, 0, 0, 0, o.txFrames, slotSize, true, o.vnet)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	tx := newTxRing(s.mem, slotSize)
+	tx := newTxRing(s.mem, slotSize, o.vnet)
 	src := make([]byte, frameLen)
 	buildFrame(src, o.peer, s.mac, kindData, 0)
 	stop := stopFlag()
@@ -305,8 +307,15 @@ func streamSend(o *options) error {
 		time.Sleep(time.Millisecond)
 	}
 	elapsed := time.Since(start)
-	end := make([]byte, frameLen)
-	buildFrame(end, o.peer, s.mac, kindEnd, seq)
+	vnetNote := ""
+	if tx.vnet > 0 {
+		vnetNote = ", PACKET_VNET_HDR"
+	}
+	end := make([]byte, tx.vnet+frameLen)
+	buildFrame(end[tx.vnet:], o.peer, s.mac, kindEnd, seq)
+	if tx.vnet > 0 {
+		vnetHeader(end, frameLen) // send(2) on the socket takes one too
+	}
 	for range 5 {
 		if err := s.send(end); err != nil {
 			return fmt.Errorf("send end marker: %w", err)
@@ -316,7 +325,7 @@ func streamSend(o *options) error {
 	st := result.Stream{
 		Tool: "egm-floor", Mode: "stream-send", Frames: seq, FrameLen: frameLen,
 		EthPayload: o.size, AppPayload: o.size, Seconds: elapsed.Seconds(), Sent: seq,
-		Note: fmt.Sprintf("V3 TX ring, %d slots, batch %d, PACKET_QDISC_BYPASS", tx.frames, o.batch),
+		Note: fmt.Sprintf("V3 TX ring, %d slots, batch %d, PACKET_QDISC_BYPASS%s", tx.frames, o.batch, vnetNote),
 	}
 	st.Goodput()
 	return result.Print(os.Stdout, st)
@@ -327,7 +336,7 @@ func streamSend(o *options) error {
 // o.timeout without frames once the stream has started).
 func streamRecv(o *options) error {
 	frameLen := ethHdrLen + o.size
-	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, false)
+	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, false, false)
 	if err != nil {
 		return err
 	}

@@ -28,9 +28,25 @@ const (
 	maxTxSlot     = 16384
 )
 
-// txSlotFor returns the TX ring slot size for frames of frameLen bytes:
-// txFrameSize for standard frames, the next power of two for jumbo ones.
-func txSlotFor(frameLen int) int {
+// vnetHdrLen is the size of struct virtio_net_hdr, which precedes every
+// frame of a TX ring whose socket has PACKET_VNET_HDR (and every frame
+// given to send(2) on it). Its hdr_len field (bytes 2-3, little endian)
+// tells the kernel how many of the frame's first bytes to copy into the
+// socket buffer's linear area. vnetLinearMax is the longest frame copied
+// whole: gm/link's rule, so that the floor uses the kernel path the link
+// does (bench/README.md, "The streaming path").
+const (
+	vnetHdrLen    = 10
+	vnetLinearMax = 2048
+)
+
+// txSlotFor returns the TX ring slot size for frames of frameLen bytes
+// (after a virtio_net_hdr if vnet): txFrameSize for standard frames, the
+// next power of two for jumbo ones.
+func txSlotFor(frameLen int, vnet bool) int {
+	if vnet {
+		frameLen += vnetHdrLen
+	}
 	n := txFrameSize
 	for n < txDataOff+frameLen {
 		n *= 2
@@ -53,8 +69,9 @@ type sock struct {
 // creates the ring(s) asked for, maps them and only then binds the socket to
 // etherType, so no frame is queued outside the ring. rx (block size and
 // count, retire timeout in ms) or tx (frame count, of txSlot bytes each)
-// may be zero.
-func open(ifname string, etherType uint16, rxBlockSize, rxBlocks, tovMs, txFrames, txSlot int, bypass bool) (*sock, error) {
+// may be zero. vnet sets PACKET_VNET_HDR (before the TX ring, as the
+// kernel requires): every frame sent then follows a virtio_net_hdr.
+func open(ifname string, etherType uint16, rxBlockSize, rxBlocks, tovMs, txFrames, txSlot int, bypass, vnet bool) (*sock, error) {
 	ifi, err := net.InterfaceByName(ifname)
 	if err != nil {
 		return nil, err
@@ -74,6 +91,11 @@ func open(ifname string, etherType uint16, rxBlockSize, rxBlocks, tovMs, txFrame
 	if bypass {
 		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1); err != nil {
 			return fail("PACKET_QDISC_BYPASS", err)
+		}
+	}
+	if vnet {
+		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VNET_HDR, 1); err != nil {
+			return fail("PACKET_VNET_HDR", err)
 		}
 	}
 	size := 0
@@ -222,10 +244,24 @@ type txRing struct {
 	slotSize int
 	frames   int
 	next     int
+	vnet     int // 0, or vnetHdrLen: each frame follows a virtio_net_hdr
 }
 
-func newTxRing(mem []byte, slotSize int) *txRing {
-	return &txRing{mem: mem, slotSize: slotSize, frames: len(mem) / slotSize}
+func newTxRing(mem []byte, slotSize int, vnet bool) *txRing {
+	t := &txRing{mem: mem, slotSize: slotSize, frames: len(mem) / slotSize}
+	if vnet {
+		t.vnet = vnetHdrLen
+	}
+	return t
+}
+
+// vnetHeader writes the virtio_net_hdr of an n-byte frame into h: zero,
+// but for hdr_len (the whole frame if it is at most vnetLinearMax bytes).
+func vnetHeader(h []byte, n int) {
+	clear(h[:vnetHdrLen])
+	if n <= vnetLinearMax {
+		h[2], h[3] = byte(n), byte(n>>8)
+	}
 }
 
 func (t *txRing) word(off int) *uint32 { return (*uint32)(unsafe.Pointer(&t.mem[off])) }
@@ -241,12 +277,16 @@ func (t *txRing) slot() ([]byte, error) {
 	if st&(unix.TP_STATUS_SEND_REQUEST|unix.TP_STATUS_SENDING) != 0 {
 		return nil, nil
 	}
-	return t.mem[base+txDataOff : base+t.slotSize], nil
+	return t.mem[base+txDataOff+t.vnet : base+t.slotSize], nil
 }
 
 // commit hands the current slot, holding n frame bytes, to the kernel.
 func (t *txRing) commit(n int) {
 	base := t.next * t.slotSize
+	if t.vnet > 0 {
+		vnetHeader(t.mem[base+txDataOff:], n)
+		n += t.vnet
+	}
 	*t.word(base + offPktLen) = uint32(n)
 	*t.word(base + offPktSnaplen) = uint32(n)
 	atomic.StoreUint32(t.word(base+offPktStatus), unix.TP_STATUS_SEND_REQUEST)

@@ -110,7 +110,7 @@ func TestRxRingOpenBlock(t *testing.T) {
 
 func TestTxRingSlots(t *testing.T) {
 	mem := make([]byte, 2*txFrameSize)
-	tx := newTxRing(mem, txFrameSize)
+	tx := newTxRing(mem, txFrameSize, false)
 	for i := range 2 {
 		s, err := tx.slot()
 		if err != nil || s == nil {
@@ -135,5 +135,45 @@ func TestTxRingSlots(t *testing.T) {
 	binary.NativeEndian.PutUint32(mem[offPktStatus:], 4)
 	if _, err := tx.slot(); err == nil {
 		t.Error("no error for TP_STATUS_WRONG_FORMAT")
+	}
+}
+
+// TestTxRingVnet checks the PACKET_VNET_HDR layout: each frame follows a
+// virtio_net_hdr whose hdr_len is the frame's length up to vnetLinearMax
+// bytes (0 beyond), and tp_len counts the header.
+func TestTxRingVnet(t *testing.T) {
+	const slot = 16384
+	mem := make([]byte, 2*slot)
+	tx := newTxRing(mem, slot, true)
+	for i, n := range []int{1514, 9014} {
+		s, err := tx.slot()
+		if err != nil || s == nil {
+			t.Fatalf("slot %d: %v %v", i, s, err)
+		}
+		base := i * slot
+		if &s[0] != &mem[base+txDataOff+vnetHdrLen] {
+			t.Fatalf("frame %d does not follow the virtio_net_hdr", i)
+		}
+		for j := range vnetHdrLen {
+			mem[base+txDataOff+j] = 0xff // the commit must clear it
+		}
+		tx.commit(n)
+		want := uint16(n)
+		if n > vnetLinearMax {
+			want = 0
+		}
+		h := mem[base+txDataOff : base+txDataOff+vnetHdrLen]
+		if got := binary.LittleEndian.Uint16(h[2:]); got != want {
+			t.Errorf("frame of %d bytes: hdr_len %d, want %d", n, got, want)
+		}
+		if h[0] != 0 || h[1] != 0 || !bytes.Equal(h[4:], make([]byte, vnetHdrLen-4)) {
+			t.Errorf("frame of %d bytes: virtio_net_hdr % x, want zero but hdr_len", n, h)
+		}
+		if got := binary.NativeEndian.Uint32(mem[base+offPktLen:]); got != uint32(n+vnetHdrLen) {
+			t.Errorf("frame of %d bytes: tp_len %d, want %d", n, got, n+vnetHdrLen)
+		}
+	}
+	if got := txSlotFor(2048-txDataOff, true); got != 4096 {
+		t.Errorf("txSlotFor with a header = %d, want 4096", got)
 	}
 }
