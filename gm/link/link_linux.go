@@ -477,10 +477,7 @@ func (l *Link) TxSlotSize() int { return l.tx.frameSize - txDataOff - l.tx.vnet 
 func (l *Link) Recv(frames [][]byte) int {
 	l.rxMu.Lock()
 	defer l.rxMu.Unlock()
-	if l.closed.Load() || l.rx.idle() {
-		return 0
-	}
-	return l.recvLocked(frames)
+	return l.RecvOwned(frames)
 }
 
 // RecvIdle is link.Idler's: it reports, with a few loads of the ring and
@@ -703,20 +700,7 @@ func (l *Link) checkSize(frame []byte) error {
 func (l *Link) Send(frame []byte) error {
 	l.txMu.Lock()
 	defer l.txMu.Unlock()
-	if l.closed.Load() {
-		return ErrClosed
-	}
-	if err := l.checkSize(frame); err != nil {
-		return err
-	}
-	if l.auth != nil {
-		n := copy(l.sealBuf, frame)
-		if m := l.auth.Seal(l.sealBuf); m > 0 {
-			n = m
-		}
-		frame = l.sealBuf[:n]
-	}
-	return l.sendLocked(frame)
+	return l.SendOwned(frame)
 }
 
 func (l *Link) sendLocked(frame []byte) error {
