@@ -777,14 +777,7 @@ func (l *Link) SendBatch(frames [][]byte) (int, error) {
 			return i, err
 		}
 		if l.isSelf(f) {
-			if l.auth != nil {
-				n := copy(l.sealBuf, f)
-				if m := l.auth.Seal(l.sealBuf); m > 0 {
-					n = m
-				}
-				f = l.sealBuf[:n]
-			}
-			if err := l.sendLocked(f); err != nil {
+			if err := l.sendLocked(l.sealCopy(f)); err != nil {
 				return i, err
 			}
 			continue

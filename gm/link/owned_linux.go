@@ -10,12 +10,19 @@ func (l *Link) SendOwned(frame []byte) error {
 	if err := l.checkSize(frame); err != nil {
 		return err
 	}
-	if l.auth != nil {
-		n := copy(l.sealBuf, frame)
-		if m := l.auth.Seal(l.sealBuf); m > 0 {
-			n = m
-		}
-		frame = l.sealBuf[:n]
+	return l.sendLocked(l.sealCopy(frame))
+}
+
+// sealCopy returns frame as sent: with a cluster key, a sealed copy in the
+// sealing buffer (the caller's frame is left as it is); without, frame
+// itself. The caller holds the send side.
+func (l *Link) sealCopy(frame []byte) []byte {
+	if l.auth == nil {
+		return frame
 	}
-	return l.sendLocked(frame)
+	n := copy(l.sealBuf, frame)
+	if m := l.auth.Seal(l.sealBuf); m > 0 {
+		n = m
+	}
+	return l.sealBuf[:n]
 }

@@ -145,27 +145,28 @@ func New(links []link.Endpoint) *Set {
 		}
 	}
 	s.chunk = uint32(chunkFrames * (s.mtu - wire.HeaderLen))
-	s.idlers = make([]link.Idler, n)
-	for i, l := range links {
-		if s.idlers[i], _ = l.(link.Idler); s.idlers[i] == nil {
-			s.idlers = nil
-			break
-		}
-	}
+	s.idlers = every[link.Idler](links)
+	s.owned = every[link.OwnedReceiver](links)
 	if n == 1 {
 		s.ownedTx0, _ = links[0].(link.OwnedSender)
-	}
-	s.owned = make([]link.OwnedReceiver, n)
-	for i, l := range links {
-		if s.owned[i], _ = l.(link.OwnedReceiver); s.owned[i] == nil {
-			s.owned = nil
-			break
-		}
 	}
 	if n > 1 {
 		s.wait = newWait(links)
 	}
 	return s
+}
+
+// every returns links as T, or nil unless every link is a T.
+func every[T any](links []link.Endpoint) []T {
+	out := make([]T, len(links))
+	for i, l := range links {
+		t, ok := l.(T)
+		if !ok {
+			return nil
+		}
+		out[i] = t
+	}
+	return out
 }
 
 // Attach connects the set to the engine it feeds and to the port's clock
