@@ -44,17 +44,14 @@ func (e *Engine) input(now Time, frame []byte) {
 	sp, src := h.SourcePort(), h.SourceNode()
 	var p *peer
 	if int(src) < len(e.peers) {
-		p = e.peers[src] // an existing peer: known (see known)
+		p = e.peers[src] // an existing peer is known (see known)
 	}
-	if p == nil {
-		if sp >= wire.NumPorts || !e.known(src) {
-			e.stats.Misaddressed++
-			return
-		}
-		p = e.peer(src)
-	} else if sp >= wire.NumPorts {
+	if sp >= wire.NumPorts || p == nil && !e.known(src) {
 		e.stats.Misaddressed++
 		return
+	}
+	if p == nil {
+		p = e.peer(src)
 	}
 	if !e.fromPeer(p, wire.Ethernet(frame).Src()) {
 		// Not from the host the node map gives the claimed source node
