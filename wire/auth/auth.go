@@ -109,6 +109,8 @@ type Key struct {
 	gk     [32]byte     // GHASH-AES's keys: the GHASH key, then the outer key
 	gcm    cipher.AEAD  // AES-128-GCM under the GHASH key (the GHASH pass)
 	outer  cipher.Block // AES-128 under the outer key (the tag's encryption)
+	tab    ghashTable   // H^16 .. H^1 for ghashTag (ghash.go)
+	mask   u128         // AES(K1, J0): GCM's mask of GHASH under the fixed nonce
 }
 
 // NewKey derives a Key from secret, which must hold at least MinSecretLen
@@ -135,6 +137,12 @@ func NewKey(secret []byte) (Key, error) {
 	if k.gcm, err = cipher.NewGCM(inner); err != nil {
 		return Key{}, err
 	}
+	var h, j0 [16]byte
+	inner.Encrypt(h[:], h[:])
+	k.tab = newGHASHTable(h[:])
+	j0[15] = 1
+	inner.Encrypt(j0[:], j0[:])
+	k.mask = load(j0[:])
 	if k.outer, err = aes.NewCipher(g[16:]); err != nil {
 		return Key{}, err
 	}
@@ -164,6 +172,10 @@ func (k *Key) sum(p []byte) (uint64, uint64) { return siphash.Hash128(k.k0, k.k1
 // in memory the caller owns (the frame's own trailer): a local array would
 // escape and allocate on every call.
 func (k *Key) ghash(tag, p []byte) {
+	if haveGHASHAsm {
+		k.ghashTag(tag, p)
+		return
+	}
 	t := k.gcm.Seal(tag[:0], ghashNonce[:], nil, p)
 	k.outer.Encrypt(t, t)
 }
