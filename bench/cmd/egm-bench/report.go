@@ -140,20 +140,22 @@ var ratioSpecs = []ratioSpec{
 	// 1 MiB messages counted as message payload, compared with the
 	// application payload of the link (1456 bytes per frame, the same
 	// bytes after the EtherGM header) and of UDP (1472 bytes per datagram).
-	{"gm polling RTT / floor RTT (p50)", "gm_poll.p50", "floor_pp.p50", "<=", 1.3},
+	// The goals against the floor and the link are issue 11's (the port
+	// core); those against UDP and the key's are the earlier issues'.
+	{"gm polling RTT / floor RTT (p50)", "gm_poll.p50", "floor_pp.p50", "<=", 1.15},
 	{"gm polling RTT / UDP RTT (p50)", "gm_poll.p50", "udp_pp.p50", "<=", 0.1},
 	{"gm stream / UDP stream goodput (message / datagram payload)", "gm_stream.gbps_app", "udp_stream.gbps_app", ">=", 1.3},
-	{"gm stream / link stream goodput (message / application payload)", "gm_stream.gbps_app", "link_stream.gbps_app", ">=", 0.85},
+	{"gm stream / link stream goodput (message / application payload)", "gm_stream.gbps_app", "link_stream.gbps_app", ">=", 0.95},
 	{"gm stream at 5 % loss / without loss (relay, message payload)", "gm_loss5.gbps_app", "gm_relay.gbps_app", ">=", 0.5},
 	{"gm polling RTT with / without a cluster key (p50)", "gm_poll_key.p50", "gm_poll.p50", "<=", 1.1},
 	{"gm stream goodput with / without a cluster key (message payload)", "gm_stream_key.gbps_app", "gm_stream.gbps_app", ">=", 0.9},
 	{"gm stream at MTU 9000 with / without a cluster key (message payload)", "gm_stream9k_key.gbps_app", "gm_stream9k.gbps_app", "", 0},
-	{"gm polling RTT / link polling RTT (p50)", "gm_poll.p50", "link_poll.p50", "", 0},
+	{"gm polling RTT / link polling RTT (p50)", "gm_poll.p50", "link_poll.p50", "<=", 1.05},
 	{"gm polling RTT / UDP RTT (p99)", "gm_poll.p99", "udp_pp.p99", "", 0},
 	{"gm stream / link stream goodput (Ethernet payload)", "gm_stream.gbps", "link_stream.gbps", "", 0},
-	{"gm stream / link stream goodput at MTU 9000 (message / application payload)", "gm_stream9k.gbps_app", "link_stream9k.gbps_app", "", 0},
-	{"gm stream / floor stream goodput (Ethernet payload)", "gm_stream.gbps", "floor_stream.gbps", "", 0},
-	{"gm stream / floor stream goodput at MTU 9000 (Ethernet payload)", "gm_stream9k.gbps", "floor_stream9k.gbps", "", 0},
+	{"gm stream / link stream goodput at MTU 9000 (message / application payload)", "gm_stream9k.gbps_app", "link_stream9k.gbps_app", ">=", 0.95},
+	{"gm stream / floor stream goodput (Ethernet payload)", "gm_stream.gbps", "floor_stream.gbps", ">=", 0.85},
+	{"gm stream / floor stream goodput at MTU 9000 (Ethernet payload)", "gm_stream9k.gbps", "floor_stream9k.gbps", ">=", 0.85},
 	{"link stream / floor stream goodput at MTU 9000", "link_stream9k.gbps", "floor_stream9k.gbps", "", 0},
 	{"gm stream at MTU 9000 / at MTU 1500 (message payload)", "gm_stream9k.gbps_app", "gm_stream.gbps_app", "", 0},
 	{"gm stream through the relay / direct (message payload)", "gm_relay.gbps_app", "gm_stream.gbps_app", "", 0},
