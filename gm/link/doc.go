@@ -220,8 +220,8 @@
 // TX ring, but such frames are invisible to taps such as tcpdump and
 // dropped, not queued, on a full driver queue). With PACKET_VNET_HDR each
 // slot holds a zeroed virtio_net_hdr before its frame, whose hdr_len asks
-// the kernel to copy a frame of up to 2048 bytes whole into the socket
-// buffer: otherwise it attaches the payload as fragments of the ring's
+// the kernel to copy a frame of up to 16384 bytes (every jumbo frame) whole
+// into the socket buffer: otherwise it attaches the payload as fragments of the ring's
 // pages, which a veth device copies again into a page it allocates per
 // frame (skb_copy_ubufs; bench/README.md, "The streaming path", has the
 // measurements). Frames addressed to our own

@@ -21,7 +21,7 @@
 // Transmit: plain send(2) on the bound socket for ping-pong; for -stream, a
 // TPACKET_V3 TX ring (fixed 2 KiB slots), one sendto(MSG_DONTWAIT) kick per
 // batch, PACKET_QDISC_BYPASS on, and PACKET_VNET_HDR as gm/link's TX ring
-// has it (-vnet, default on): a frame of up to 2048 bytes is copied whole
+// has it (-vnet, default on): a frame of up to 16384 bytes is copied whole
 // into the socket buffer instead of being attached as fragments of the
 // ring's pages, which a veth device copies again into a page it allocates.
 // The floor uses the kernel path the link uses, so that it stays a bound

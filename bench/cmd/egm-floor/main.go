@@ -71,7 +71,7 @@ func main() {
 	flag.IntVar(&o.tov, "tov", 1, "RX ring block retire timeout, ms")
 	flag.IntVar(&o.txFrames, "txframes", 256, "TX ring slots (-stream sender)")
 	flag.IntVar(&o.batch, "batch", 64, "frames per TX ring kick (-stream sender)")
-	flag.BoolVar(&o.vnet, "vnet", true, "PACKET_VNET_HDR on the -stream sender's TX ring, frames up to 2048 bytes copied whole into the socket buffer, as gm/link does (-vnet=false: the ring pages as fragments)")
+	flag.BoolVar(&o.vnet, "vnet", true, "PACKET_VNET_HDR on the -stream sender's TX ring, frames up to 16384 bytes copied whole into the socket buffer, as gm/link does (-vnet=false: the ring pages as fragments)")
 	flag.BoolVar(&o.bypass, "bypass", false, "PACKET_QDISC_BYPASS for ping-pong (always on for the stream sender)")
 	flag.Parse()
 

@@ -37,7 +37,7 @@ const (
 // does (bench/README.md, "The streaming path").
 const (
 	vnetHdrLen    = 10
-	vnetLinearMax = 2048
+	vnetLinearMax = 16384
 )
 
 // txSlotFor returns the TX ring slot size for frames of frameLen bytes
