@@ -63,6 +63,23 @@ done:
 	MOVL AX, ret+48(FP)
 	RET
 
+// FOLD moves the two chunks of A 1024 bits forward (the constants in Y15)
+// and adds the 32 bytes at OFF(SI), through T.
+#define FOLD(A, T, OFF) \
+	VPCLMULQDQ $0x00, Y15, A, T; \
+	VPCLMULQDQ $0x11, Y15, A, A; \
+	VPXOR      OFF(SI), T, T; \
+	VPXOR      T, A, A
+
+// MOVEINTO moves the two chunks of A forward by the constants at KOFF(DI)
+// and adds them to Y0. Clobbers Y4 and Y14.
+#define MOVEINTO(A, KOFF) \
+	VMOVDQU    KOFF(DI), Y14; \
+	VPCLMULQDQ $0x00, Y14, A, Y4; \
+	VPCLMULQDQ $0x11, Y14, A, A; \
+	VPXOR      Y4, A, A; \
+	VPXOR      A, Y0, Y0
+
 // func castagnoliFold(crc uint32, p []byte, k *[9][2]uint64) uint32
 //
 // CRC32C of p (len(p) >= 128) from crc (hash/crc32's form: complemented).
@@ -94,22 +111,10 @@ TEXT ·castagnoliFold(SB), NOSPLIT, $0-44
 fold128:
 	CMPQ CX, $128
 	JB   last8
-	VPCLMULQDQ $0x00, Y15, Y0, Y4
-	VPCLMULQDQ $0x11, Y15, Y0, Y0
-	VPXOR      0(SI), Y4, Y4
-	VPXOR      Y4, Y0, Y0
-	VPCLMULQDQ $0x00, Y15, Y1, Y5
-	VPCLMULQDQ $0x11, Y15, Y1, Y1
-	VPXOR      32(SI), Y5, Y5
-	VPXOR      Y5, Y1, Y1
-	VPCLMULQDQ $0x00, Y15, Y2, Y6
-	VPCLMULQDQ $0x11, Y15, Y2, Y2
-	VPXOR      64(SI), Y6, Y6
-	VPXOR      Y6, Y2, Y2
-	VPCLMULQDQ $0x00, Y15, Y3, Y7
-	VPCLMULQDQ $0x11, Y15, Y3, Y3
-	VPXOR      96(SI), Y7, Y7
-	VPXOR      Y7, Y3, Y3
+	FOLD(Y0, Y4, 0)
+	FOLD(Y1, Y5, 32)
+	FOLD(Y2, Y6, 64)
+	FOLD(Y3, Y7, 96)
 	ADDQ       $128, SI
 	SUBQ       $128, CX
 	JMP        fold128
@@ -121,16 +126,8 @@ last8:
 	VPCLMULQDQ $0x00, Y14, Y0, Y4
 	VPCLMULQDQ $0x11, Y14, Y0, Y0
 	VPXOR      Y4, Y0, Y0
-	VMOVDQU    64(DI), Y14
-	VPCLMULQDQ $0x00, Y14, Y1, Y4
-	VPCLMULQDQ $0x11, Y14, Y1, Y1
-	VPXOR      Y4, Y1, Y1
-	VPXOR      Y1, Y0, Y0
-	VMOVDQU    96(DI), Y14
-	VPCLMULQDQ $0x00, Y14, Y2, Y4
-	VPCLMULQDQ $0x11, Y14, Y2, Y2
-	VPXOR      Y4, Y2, Y2
-	VPXOR      Y2, Y0, Y0
+	MOVEINTO(Y1, 64)
+	MOVEINTO(Y2, 96)
 	VEXTRACTI128 $1, Y0, X1
 	VPXOR      X1, X0, X0
 	VMOVDQU    128(DI), X14 // D = 128

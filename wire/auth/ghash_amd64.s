@@ -33,6 +33,12 @@ GLOBL polyK<>(SB), RODATA|NOPTR, $16
 	VMOVDQU M, D; \
 	VPSHUFB Y15, D, D
 
+// PAIR multiplies the blocks at OFF(DX) by the powers at OFF(SI) and adds
+// the products, through D.
+#define PAIR(OFF, D) \
+	LOADBLOCKS(OFF(DX), D); \
+	ACC(D, OFF(SI))
+
 // REDUCE adds the two lanes of Y4, Y5 and Y6, forms the 256-bit product
 // (X5:X4) and reduces it into X8. Clobbers X4 to X7.
 #define REDUCE \
@@ -71,20 +77,13 @@ loop16:
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 	VPXOR Y6, Y6, Y6
-	LOADBLOCKS(32(DX), Y0)
-	ACC(Y0, 32(SI))
-	LOADBLOCKS(64(DX), Y1)
-	ACC(Y1, 64(SI))
-	LOADBLOCKS(96(DX), Y2)
-	ACC(Y2, 96(SI))
-	LOADBLOCKS(128(DX), Y3)
-	ACC(Y3, 128(SI))
-	LOADBLOCKS(160(DX), Y0)
-	ACC(Y0, 160(SI))
-	LOADBLOCKS(192(DX), Y1)
-	ACC(Y1, 192(SI))
-	LOADBLOCKS(224(DX), Y2)
-	ACC(Y2, 224(SI))
+	PAIR(32, Y0)
+	PAIR(64, Y1)
+	PAIR(96, Y2)
+	PAIR(128, Y3)
+	PAIR(160, Y0)
+	PAIR(192, Y1)
+	PAIR(224, Y2)
 	LOADBLOCKS(0(DX), Y3)
 	VPXOR Y8, Y3, Y3
 	ACC(Y3, 0(SI))
