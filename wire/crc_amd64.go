@@ -39,8 +39,8 @@ var foldK = foldConsts()
 // into one), then 128 (one chunk at a time).
 //
 // Why these numbers (CRC32C is bit-reflected): a chunk read little-endian
-// holds the coefficient of x^(127-j) in bit j, its low word w_l of
-// x^64*l(x) and its high word of h(x). Moved D bits forward it is
+// holds the coefficient of x^(127-j) in bit j, so it is x^64*l(x) + h(x)
+// for l and h read from its low and high words. Moved D bits forward it is
 // l*x^(D+64) + h*x^D modulo the polynomial. The carry-less product of a
 // word with a constant c stored reflected in 64 bits lands in the chunk's
 // bit order multiplied by one more x, so the constants are

@@ -21,9 +21,10 @@
 // messages: the fastest MAC there), and GHASH-AES for GHASHMin bytes or
 // more (full frames: about five times faster than SipHash per byte with
 // this package's GHASH, ghash.go), both keyed from the cluster key
-// (docs/PROTOCOL.md section 19.2, docs/SECURITY.md section 5). Package link seals every frame it sends
-// and opens (verifies and strips) every frame it receives when its
-// Config.Auth is set; nothing else in EtherGM sees the trailer.
+// (docs/PROTOCOL.md section 19.2, docs/SECURITY.md section 5). Package
+// link seals every frame it sends and opens (verifies and strips) every
+// frame it receives when its Config.Auth is set; nothing else in EtherGM
+// sees the trailer.
 //
 // The package is pure (no I/O) and allocation-free on the data path. An
 // Authenticator is immutable after New and safe for concurrent use.
@@ -168,10 +169,10 @@ func (k *Key) sum(p []byte) (uint64, uint64) { return siphash.Hash128(k.k0, k.k1
 // AES-128-GCM under the GHASH key with a fixed zero nonce, p as additional
 // data and no plaintext (which is GHASH of p masked by a constant), then
 // encrypted once more by AES-128 under the outer key. Where the CPU has
-// the assembly, ghashTag computes the same tag without GCM. tag must not overlap
-// p. The GCM and AES calls go through interfaces, so tag must already live
-// in memory the caller owns (the frame's own trailer): a local array would
-// escape and allocate on every call.
+// the assembly, ghashTag computes the same tag without GCM. tag must not
+// overlap p. The GCM and AES calls go through interfaces, so tag must
+// already live in memory the caller owns (the frame's own trailer): a
+// local array would escape and allocate on every call.
 func (k *Key) ghash(tag, p []byte) {
 	if haveGHASHAsm {
 		k.ghashTag(tag, p)

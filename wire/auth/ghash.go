@@ -71,12 +71,15 @@ func reduce(q0, q1, q2, q3 uint64) u128 {
 }
 
 // gmul returns a*b in GHASH's field.
-func gmul(a, b u128) u128 {
-	b = xinv(b)
-	ll, lh := clmul64(a.lo, b.lo)
-	hl, hh := clmul64(a.hi, b.hi)
-	m1l, m1h := clmul64(a.lo, b.hi)
-	m2l, m2h := clmul64(a.hi, b.lo)
+func gmul(a, b u128) u128 { return mulx(a, xinv(b)) }
+
+// mulx returns a*b in GHASH's field for bx = xinv(b), the form the table
+// keeps: the 256-bit carry-less product, reduced.
+func mulx(a, bx u128) u128 {
+	ll, lh := clmul64(a.lo, bx.lo)
+	hl, hh := clmul64(a.hi, bx.hi)
+	m1l, m1h := clmul64(a.lo, bx.hi)
+	m2l, m2h := clmul64(a.hi, bx.lo)
 	ml, mh := m1l^m2l, m1h^m2h
 	return reduce(ll, lh^ml, hl^mh, hh)
 }
@@ -109,13 +112,7 @@ func ghashGeneric(y *[2]uint64, t *ghashTable, p []byte) {
 	acc := u128{lo: y[0], hi: y[1]}
 	for ; len(p) >= 16; p = p[16:] {
 		x := load(p)
-		a := u128{lo: acc.lo ^ x.lo, hi: acc.hi ^ x.hi}
-		ll, lh := clmul64(a.lo, hx.lo)
-		hl, hh := clmul64(a.hi, hx.hi)
-		m1l, m1h := clmul64(a.lo, hx.hi)
-		m2l, m2h := clmul64(a.hi, hx.lo)
-		ml, mh := m1l^m2l, m1h^m2h
-		acc = reduce(ll, lh^ml, hl^mh, hh)
+		acc = mulx(u128{lo: acc.lo ^ x.lo, hi: acc.hi ^ x.hi}, hx)
 	}
 	y[0], y[1] = acc.lo, acc.hi
 }
