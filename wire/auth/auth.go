@@ -107,7 +107,6 @@ type Key struct {
 	k0, k1 uint64
 	id     uint8
 	ok     bool
-	gk     [32]byte     // GHASH-AES's keys: the GHASH key, then the outer key
 	gcm    cipher.AEAD  // AES-128-GCM under the GHASH key (the GHASH pass)
 	outer  cipher.Block // AES-128 under the outer key (the tag's encryption)
 	tab    ghashTable   // H^16 .. H^1 for ghashTag (ghash.go)
@@ -130,7 +129,6 @@ func NewKey(secret []byte) (Key, error) {
 		ok: true,
 	}
 	g := derive(ghashLabel, secret)
-	k.gk = g
 	inner, err := aes.NewCipher(g[:16])
 	if err != nil {
 		return Key{}, err
