@@ -427,10 +427,7 @@ func (l *Link) setupTx() error {
 	if unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VNET_HDR, 1) == nil {
 		vnet = vnetHdrLen
 	}
-	fs := 1024
-	for fs < txDataOff+vnet+wire.EthHeaderLen+l.mtu {
-		fs *= 2
-	}
+	fs := txFrameSize(vnet, l.mtu)
 	bs := txBlockSize
 	if bs < fs {
 		bs = fs

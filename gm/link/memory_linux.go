@@ -9,8 +9,8 @@ import "github.com/ethergm/ethergm/wire"
 //	rx = B × max(RxBlocks, 2), B = RxBlockSize rounded up to a page and to
 //	     one frame of MTU+14 bytes plus 138 bytes of headers (with V2 also
 //	     to a multiple of its slot, the next power of two >= MTU+80)
-//	tx = T × ceil(TxFrames / (T/S)), S = the next power of two >= MTU+62
-//	     (at least 1024), T = max(64 KiB, S)
+//	tx = T × ceil(TxFrames / (T/S)), S = the next power of two >= MTU+72
+//	     (at least 1024; txFrameSize), T = max(64 KiB, S)
 //
 // With the defaults that is 8 MiB + 512 KiB at MTU 1500 and 8 MiB + 4 MiB
 // at MTU 9000. The kernel allocates both rings when the Link opens (they
@@ -32,10 +32,7 @@ func RingMemory(cfg *Config, mtu int) (rx, tx int) {
 	}
 	rx = bs * nb
 
-	fs := 1024
-	for fs < txDataOff+vnetHdrLen+wire.EthHeaderLen+mtu {
-		fs *= 2
-	}
+	fs := txFrameSize(vnetHdrLen, mtu)
 	tb := max(txBlockSize, fs)
 	frames := c.TxFrames
 	if frames <= 0 {
@@ -44,4 +41,16 @@ func RingMemory(cfg *Config, mtu int) (rx, tx int) {
 	per := tb / fs
 	tx = tb * ((frames + per - 1) / per)
 	return rx, tx
+}
+
+// txFrameSize returns the transmit ring's slot size for an interface of
+// the given MTU: the next power of two, at least 1024, that holds the
+// slot's header (txDataOff), a virtio_net_hdr of vnet bytes (0 or
+// vnetHdrLen) and a whole frame.
+func txFrameSize(vnet, mtu int) int {
+	fs := 1024
+	for fs < txDataOff+vnet+wire.EthHeaderLen+mtu {
+		fs *= 2
+	}
+	return fs
 }

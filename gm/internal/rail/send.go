@@ -90,18 +90,13 @@ func isDown(err error) bool {
 // be down, on another.
 func (s *Set) Send(f []byte) error {
 	if s.n == 1 {
-		if s.ownedTx0 != nil {
-			// The engine sends with the port's mutex held, which every
-			// sender of the set holds (see link.OwnedSender).
-			return s.ownedTx0.SendOwned(f)
-		}
-		return s.links[0].Send(f)
+		return s.send(0, f)
 	}
 	var err error
 	for try := 0; try < s.n; try++ {
 		r, pp := s.route(f)
 		s.rewrite(f, r, pp)
-		if err = s.links[r].Send(f); err == nil {
+		if err = s.send(r, f); err == nil {
 			s.sent(pp, r, f)
 			return nil
 		}
@@ -111,6 +106,16 @@ func (s *Set) Send(f []byte) error {
 		s.markDown(r)
 	}
 	return err
+}
+
+// send sends one frame on rail i: without the link's send lock if it
+// allows that (link.OwnedSender). The engine sends with the port's mutex
+// held, which every sender of the set holds.
+func (s *Set) send(i int, f []byte) error {
+	if s.ownedTx != nil {
+		return s.ownedTx[i].SendOwned(f)
+	}
+	return s.links[i].Send(f)
 }
 
 // SendBatch sends frames, each on its rail, in order: every run of

@@ -85,7 +85,7 @@ type Set struct {
 	pickNext int                  // ring pick looks at first
 	idlers   []link.Idler         // the links as link.Idler, nil unless every one is (Idle)
 	owned    []link.OwnedReceiver // the links as link.OwnedReceiver, nil unless every one is (recv)
-	ownedTx0 link.OwnedSender     // links[0] as link.OwnedSender, for a set of one (Send), or nil
+	ownedTx  []link.OwnedSender   // the links as link.OwnedSender, nil unless every one is (send)
 
 	// Transmit.
 	pps      []*peer
@@ -147,9 +147,7 @@ func New(links []link.Endpoint) *Set {
 	s.chunk = uint32(chunkFrames * (s.mtu - wire.HeaderLen))
 	s.idlers = every[link.Idler](links)
 	s.owned = every[link.OwnedReceiver](links)
-	if n == 1 {
-		s.ownedTx0, _ = links[0].(link.OwnedSender)
-	}
+	s.ownedTx = every[link.OwnedSender](links)
 	if n > 1 {
 		s.wait = newWait(links)
 	}
