@@ -109,7 +109,7 @@ type Key struct {
 	ok     bool
 	gcm    cipher.AEAD  // AES-128-GCM under the GHASH key (the GHASH pass)
 	outer  cipher.Block // AES-128 under the outer key (the tag's encryption)
-	tab    ghashTable   // H^16 .. H^1 for ghashTag (ghash.go)
+	tab    ghashTable   // H^33 .. H^1 for ghashTag (ghash.go)
 	mask   u128         // AES(K1, J0): GCM's mask of GHASH under the fixed nonce
 }
 

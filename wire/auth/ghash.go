@@ -20,15 +20,17 @@ import "encoding/binary"
 // placed as reduce needs it: bits 63, 62 and 57 of a 64-bit word.
 const polyK = 0xc200000000000000
 
-// ghashBlocks is the number of powers of H a key keeps: the assembly
-// multiplies 16 blocks per reduction.
-const ghashBlocks = 16
+// ghashBlocks is the number of powers of H a key keeps: the 256-bit
+// assembly multiplies 16 blocks per reduction, the 512-bit one 32, and up
+// to 33 at the end of a tag (31 blocks of the frame and the two last
+// blocks, see ghashUpdate2).
+const ghashBlocks = 33
 
 // u128 is a 128-bit field element in the reflected representation.
 type u128 struct{ lo, hi uint64 }
 
-// ghashTable holds H^16 .. H^1, each as xinv(H^i), low word first: the
-// layout the assembly loads two by two.
+// ghashTable holds H^33 .. H^1, each as xinv(H^i), low word first: the
+// layout the assembly loads two or four at a time.
 type ghashTable [ghashBlocks][2]uint64
 
 // clmul64 returns the carry-less product of x and y.
@@ -123,16 +125,13 @@ func ghashGeneric(y *[2]uint64, t *ghashTable, p []byte) {
 func (k *Key) ghashTag(tag, p []byte) {
 	var y [2]uint64
 	n := len(p) &^ 15
-	if n > 0 {
-		ghashUpdate(&y, &k.tab, p[:n])
-	}
 	var last [32]byte
 	m := 16
 	if copy(last[:], p[n:]) > 0 {
 		m = 32
 	}
 	binary.BigEndian.PutUint64(last[m-16:], uint64(len(p))*8)
-	ghashUpdate(&y, &k.tab, last[:m])
+	ghashUpdate2(&y, &k.tab, p[:n], last[:m])
 	binary.BigEndian.PutUint64(tag[0:8], y[1]^k.mask.hi)
 	binary.BigEndian.PutUint64(tag[8:16], y[0]^k.mask.lo)
 	k.outer.Encrypt(tag, tag)

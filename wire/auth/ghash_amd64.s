@@ -39,8 +39,7 @@ GLOBL polyK<>(SB), RODATA|NOPTR, $16
 	LOADBLOCKS(OFF(DX), D); \
 	ACC(D, OFF(SI))
 
-// REDUCE adds the two lanes of Y4, Y5 and Y6, forms the 256-bit product
-// (X5:X4) and reduces it into X8. Clobbers X4 to X7.
+// REDUCE adds the two lanes of Y4, Y5 and Y6 and reduces them (REDUCE128).
 #define REDUCE \
 	VEXTRACTI128 $1, Y4, X7; \
 	VPXOR        X7, X4, X4; \
@@ -48,6 +47,11 @@ GLOBL polyK<>(SB), RODATA|NOPTR, $16
 	VPXOR        X7, X5, X5; \
 	VEXTRACTI128 $1, Y6, X7; \
 	VPXOR        X7, X6, X6; \
+	REDUCE128
+
+// REDUCE128 forms the 256-bit product (X5:X4) of the low, high and middle
+// parts in X4, X5 and X6 and reduces it into X8. Clobbers X4 to X7.
+#define REDUCE128 \
 	VPSLLDQ      $8, X6, X7; \
 	VPXOR        X7, X4, X4; \
 	VPSRLDQ      $8, X6, X7; \
@@ -60,7 +64,7 @@ GLOBL polyK<>(SB), RODATA|NOPTR, $16
 	VPXOR        X7, X4, X4; \
 	VPXOR        X5, X4, X8
 
-// func ghashAVX2(y *[2]uint64, t *ghashTable, p *byte, n int)
+// func ghashAVX2(y *[2]uint64, t *[2]uint64, p *byte, n int)
 TEXT ·ghashAVX2(SB), NOSPLIT, $0-32
 	MOVQ y+0(FP), DI
 	MOVQ t+8(FP), SI
@@ -135,6 +139,157 @@ pairs:
 
 reduce:
 	REDUCE
+
+done:
+	VMOVDQU X8, (DI)
+	VZEROUPPER
+	RET
+
+// MULACC multiplies the four blocks of D by the four powers in K and adds
+// the products' low, high and middle parts to Z4, Z5 and Z6. Clobbers Z24
+// to Z27.
+#define MULACC(D, K) \
+	VPCLMULQDQ $0x00, K, D, Z24; \
+	VPCLMULQDQ $0x11, K, D, Z25; \
+	VPCLMULQDQ $0x01, K, D, Z26; \
+	VPCLMULQDQ $0x10, K, D, Z27; \
+	VPXORQ     Z24, Z4, Z4; \
+	VPXORQ     Z25, Z5, Z5; \
+	VPTERNLOGQ $0x96, Z26, Z27, Z6
+
+// LOAD4 loads four blocks from M into D, byte-reversed per lane.
+#define LOAD4(M, D) \
+	VMOVDQU64 M, D; \
+	VPSHUFB   Z15, D, D
+
+// MASKED4 multiplies the blocks at M that mask K1 selects (two bits per
+// block; the others read as zero, and are not read) by the powers at P,
+// folds the running value X8 into the first block and clears it (so it is
+// added once), and adds the products (MULACC) through Z0 and Z1.
+#define MASKED4(M, P) \
+	VMOVDQU64.Z M, K1, Z0; \
+	VMOVDQU64.Z P, K1, Z1; \
+	VPSHUFB     Z15, Z0, Z0; \
+	VPXORQ      Z8, Z0, Z0; \
+	VPXOR       X8, X8, X8; \
+	MULACC(Z0, Z1)
+
+// REDUCE512 adds the four lanes of Z4, Z5 and Z6 and reduces them into X8.
+#define REDUCE512 \
+	VEXTRACTI64X4 $1, Z4, Y7; \
+	VPXOR         Y7, Y4, Y4; \
+	VEXTRACTI64X4 $1, Z5, Y7; \
+	VPXOR         Y7, Y5, Y5; \
+	VEXTRACTI64X4 $1, Z6, Y7; \
+	VPXOR         Y7, Y6, Y6; \
+	REDUCE
+
+// func ghashAVX512(y *[2]uint64, t *ghashTable, p *byte, n int, q *byte, m int)
+//
+// The reduction that ends a group of blocks feeds the first block of the
+// next one: that chain (about 35 cycles) bounds the loop, so a group is
+// 32 blocks, twice the 256-bit loop's.
+TEXT ·ghashAVX512(SB), NOSPLIT, $0-48
+	MOVQ            y+0(FP), DI
+	MOVQ            t+8(FP), SI
+	MOVQ            p+16(FP), DX
+	MOVQ            n+24(FP), CX
+	MOVQ            q+32(FP), R8
+	MOVQ            m+40(FP), R9
+	VMOVDQU         (DI), X8 // the running value; its upper lanes are zero
+	VBROADCASTI32X4 bswapMask<>(SB), Z15
+	VMOVDQU         polyK<>(SB), X14
+	CMPQ            CX, $32
+	JB              tail
+
+	// H^32 .. H^1: the table from its second entry.
+	VMOVDQU64 16(SI), Z16
+	VMOVDQU64 80(SI), Z17
+	VMOVDQU64 144(SI), Z18
+	VMOVDQU64 208(SI), Z19
+	VMOVDQU64 272(SI), Z20
+	VMOVDQU64 336(SI), Z21
+	VMOVDQU64 400(SI), Z22
+	VMOVDQU64 464(SI), Z23
+
+loop32:
+	// Blocks 5 to 32 first: they do not wait for the running value.
+	LOAD4(64(DX), Z1)
+	LOAD4(128(DX), Z2)
+	LOAD4(192(DX), Z3)
+	LOAD4(256(DX), Z28)
+	LOAD4(320(DX), Z29)
+	LOAD4(384(DX), Z30)
+	LOAD4(448(DX), Z31)
+	LOAD4(0(DX), Z0)
+	VPCLMULQDQ $0x00, Z17, Z1, Z4
+	VPCLMULQDQ $0x11, Z17, Z1, Z5
+	VPCLMULQDQ $0x01, Z17, Z1, Z6
+	VPCLMULQDQ $0x10, Z17, Z1, Z7
+	VPXORQ     Z7, Z6, Z6
+	MULACC(Z2, Z18)
+	MULACC(Z3, Z19)
+	MULACC(Z28, Z20)
+	MULACC(Z29, Z21)
+	MULACC(Z30, Z22)
+	MULACC(Z31, Z23)
+	VPXORQ     Z8, Z0, Z0
+	MULACC(Z0, Z16)
+	REDUCE512
+	ADDQ       $512, DX
+	SUBQ       $32, CX
+	CMPQ       CX, $32
+	JAE        loop32
+
+tail:
+	// r = CX < 32 blocks of p, then R9 blocks of q: block i of the r+R9
+	// takes H^(r+R9-i), table entry 33-(r+R9)+i.
+	MOVQ   CX, AX
+	ADDQ   R9, AX
+	JZ     done
+	MOVQ   $33, BX
+	SUBQ   AX, BX
+	SHLQ   $4, BX
+	ADDQ   SI, BX
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+	TESTQ  CX, CX
+	JZ     last
+
+	// K1: two bits per block of p; four blocks (eight bits) per chunk.
+	SHLQ  $1, CX
+	MOVQ  $1, AX
+	SHLQ  CX, AX
+	DECQ  AX
+	KMOVQ AX, K1
+
+chunk:
+	MASKED4((DX), (BX))
+	ADDQ     $64, DX
+	ADDQ     $64, BX
+	KSHIFTRQ $8, K1, K1
+	KORTESTQ K1, K1
+	JNZ      chunk
+
+last:
+	// q's R9 blocks (at most two) with the last powers, entry 33-R9 on.
+	TESTQ R9, R9
+	JZ    reduce
+	MOVQ  $33, BX
+	SUBQ  R9, BX
+	SHLQ  $4, BX
+	ADDQ  SI, BX
+	MOVQ  R9, CX
+	SHLQ  $1, CX
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVD AX, K1
+	MASKED4((R8), (BX))
+
+reduce:
+	REDUCE512
 
 done:
 	VMOVDQU X8, (DI)

@@ -29,34 +29,41 @@ func TestGMulMatchesReference(t *testing.T) {
 	}
 }
 
-// TestGHASHUpdateMatchesGeneric runs the assembly (where the CPU has it)
-// and the one-block-at-a-time Go loop over every block count up to 70 (the
-// 16-block loop, every remainder, odd and even), from random running
-// values and at every alignment of the input.
+// TestGHASHUpdateMatchesGeneric runs ghashUpdate2 on every path this CPU
+// has (the 512-bit assembly, the 256-bit one; ghashPaths) against the
+// one-block-at-a-time Go loop, over every block count of p up to 100 (the
+// 16- and 32-block loops, every remainder, odd and even) followed by zero to two
+// blocks of q (a tag's last blocks), from random running values and at
+// every alignment of the input.
 func TestGHASHUpdateMatchesGeneric(t *testing.T) {
-	if !haveGHASHAsm {
-		t.Log("no GHASH assembly on this CPU: ghashUpdate is ghashGeneric")
-	}
 	r := rand.New(rand.NewPCG(3, 4))
 	k := mustKey(t, testSecret)
-	buf := make([]byte, 70*16+3)
+	buf := make([]byte, 100*16+3)
 	for i := range buf {
 		buf[i] = byte(r.Uint32())
 	}
-	for n := 0; n <= 70; n++ {
-		for off := 0; off < 3; off++ {
-			p := buf[off : off+n*16]
-			y0 := [2]uint64{r.Uint64(), r.Uint64()}
-			want, got := y0, y0
-			ghashGeneric(&want, &k.tab, p)
-			if n > 0 {
-				ghashUpdate(&got, &k.tab, p)
-			}
-			if got != want {
-				t.Fatalf("%d blocks at offset %d: %x, want %x", n, off, got, want)
+	var qb [32 + 3]byte
+	for i := range qb {
+		qb[i] = byte(r.Uint32())
+	}
+	forEachGHASHPath(t, func(t *testing.T) {
+		for n := 0; n <= 100; n++ {
+			for m := 0; m <= 2; m++ {
+				for off := 0; off < 3; off++ {
+					p := buf[off : off+n*16]
+					q := qb[off : off+m*16]
+					y0 := [2]uint64{r.Uint64(), r.Uint64()}
+					want, got := y0, y0
+					ghashGeneric(&want, &k.tab, p)
+					ghashGeneric(&want, &k.tab, q)
+					ghashUpdate2(&got, &k.tab, p, q)
+					if got != want {
+						t.Fatalf("%d+%d blocks at offset %d: %x, want %x", n, m, off, got, want)
+					}
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestGHASHTagMatchesGCM: the tags ghashTag computes are AES-GCM's (the
@@ -78,25 +85,27 @@ func TestGHASHTagMatchesGCM(t *testing.T) {
 		lens = append(lens, n)
 	}
 	lens = append(lens, 4095, 4096, 4097, 8936, 9000, 9018, 9216, 9240)
-	for _, secret := range []string{testSecret, "another-cluster-secret-abcdefgh", "0123456789abcdef"} {
-		k := mustKey(t, secret)
-		for i, n := range lens {
-			off := i % 4
-			covered := p[off : off+n]
-			var got, want [16]byte
-			k.ghashTag(got[:], covered)
-			w := k.gcm.Seal(want[:0], ghashNonce[:], nil, covered)
-			k.outer.Encrypt(w, w)
-			if got != want {
-				t.Fatalf("%q, covered length %d: tag %x, want %x", secret, n, got, want)
-			}
-			if i%97 == 0 {
-				if ref := refGHASHAES(t, secret, covered); !bytes.Equal(got[:], ref[:]) {
-					t.Fatalf("%q, covered length %d: tag %x, reference %x", secret, n, got, ref)
+	forEachGHASHPath(t, func(t *testing.T) {
+		for _, secret := range []string{testSecret, "another-cluster-secret-abcdefgh", "0123456789abcdef"} {
+			k := mustKey(t, secret)
+			for i, n := range lens {
+				off := i % 4
+				covered := p[off : off+n]
+				var got, want [16]byte
+				k.ghashTag(got[:], covered)
+				w := k.gcm.Seal(want[:0], ghashNonce[:], nil, covered)
+				k.outer.Encrypt(w, w)
+				if got != want {
+					t.Fatalf("%q, covered length %d: tag %x, want %x", secret, n, got, want)
+				}
+				if i%97 == 0 {
+					if ref := refGHASHAES(t, secret, covered); !bytes.Equal(got[:], ref[:]) {
+						t.Fatalf("%q, covered length %d: tag %x, reference %x", secret, n, got, ref)
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // BenchmarkGHASHTag compares the tag of a full frame at MTU 1500 and 9000
