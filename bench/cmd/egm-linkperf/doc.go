@@ -29,6 +29,12 @@
 // receiver misses shows up as gaps and kernel drops, and only received
 // frames count.
 //
+// The frames carry the successive bytes of a message buffer of -msg bytes
+// (1 MiB, as gm's streaming benchmark sends; from its start again when the
+// next frame's share would pass its end), so that the link's copy reads
+// the same cold bytes gm's does. Before, every frame copied one cached
+// payload, which flattered the link against gm by the cost of that copy.
+//
 // Servers and receivers print "ready" on stderr once their link is open.
 //
 // # Usage

@@ -33,6 +33,7 @@ type options struct {
 	batch     int
 	zeroCopy  bool
 	noCRC     bool
+	msg       int
 }
 
 func main() {
@@ -52,6 +53,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up after this long without progress")
 	flag.IntVar(&o.batch, "batch", 64, "frames per SendBatch or Flush (stream sender)")
 	flag.BoolVar(&o.zeroCopy, "zerocopy", false, "stream sender: build frames in place with TxSlot/TxCommit/Flush instead of SendBatch (analysis)")
+	flag.IntVar(&o.msg, "msg", 1<<20, "stream sender: frames carry the successive bytes of a message buffer of this many `bytes`, as gm's 1 MiB messages do (one frame's worth: every frame copies the same cached payload)")
 	flag.BoolVar(&o.noCRC, "nocrc", false, "receiver: Config.NoCRCCheck, skip the CRC check (analysis only)")
 	flag.StringVar(&o.key, "key", "", "cluster key `FILE` (docs/SECURITY.md): seal and verify every frame (both sides need it)")
 	flag.Parse()
@@ -290,7 +292,15 @@ func streamSend(o *options) error {
 		return err
 	}
 	src := [6]byte(l.HardwareAddr())
-	data := make([]byte, plen)
+	msg := newMessage(max(o.msg, plen))
+	off := 0
+	next := func() []byte { // the next frame's share of the message
+		if off+plen > len(msg) {
+			off = 0
+		}
+		off += plen
+		return msg[off-plen : off]
+	}
 	bufs := make([][]byte, o.batch)
 	for i := range bufs {
 		bufs[i] = make([]byte, 0, wire.EthHeaderLen+o.size)
@@ -306,7 +316,7 @@ func streamSend(o *options) error {
 			break
 		}
 		if o.zeroCopy {
-			n, err := sendInPlace(l, o, src, &fields, seq, data)
+			n, err := sendInPlace(l, o, src, &fields, seq, next)
 			if err != nil {
 				return err
 			}
@@ -315,7 +325,7 @@ func streamSend(o *options) error {
 		}
 		for i := range bufs {
 			fields.Seq = seq + uint32(i)
-			bufs[i] = wire.AppendFrame(bufs[i][:0], o.peer, src, wire.EtherType, &fields, data)
+			bufs[i] = wire.AppendFrame(bufs[i][:0], o.peer, src, wire.EtherType, &fields, next())
 		}
 		pending := bufs
 		for len(pending) > 0 {
@@ -346,17 +356,28 @@ func streamSend(o *options) error {
 	st := result.Stream{
 		Tool: "egm-linkperf", Mode: "stream-send", Frames: uint64(seq), FrameLen: wire.EthHeaderLen + o.size,
 		EthPayload: o.size, AppPayload: plen, Seconds: elapsed.Seconds(), Sent: uint64(seq),
-		Note:  fmt.Sprintf("%s, QdiscBypass; ErrTxBusy %d times", how, busy),
+		Note:  fmt.Sprintf("%s, QdiscBypass, payloads from a %d-byte message; ErrTxBusy %d times", how, len(msg), busy),
 		Extra: statsNote(l),
 	}
 	st.Goodput()
 	return result.Print(os.Stdout, st)
 }
 
+// newMessage returns the sender's message buffer of n bytes, written once
+// (a pattern, so that its pages are the process's own).
+func newMessage(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}
+
 // sendInPlace builds up to o.batch frames directly in TX-ring slots,
-// starting with sequence number seq, and flushes them. It returns how many
-// it queued (fewer when the ring is full).
-func sendInPlace(l *link.Link, o *options, src [6]byte, fields *wire.HeaderFields, seq uint32, data []byte) (int, error) {
+// starting with sequence number seq, each with the payload next returns,
+// and flushes them. It returns how many it queued (fewer when the ring is
+// full).
+func sendInPlace(l *link.Link, o *options, src [6]byte, fields *wire.HeaderFields, seq uint32, next func() []byte) (int, error) {
 	n := 0
 	for n < o.batch {
 		slot := l.TxSlot()
@@ -364,7 +385,7 @@ func sendInPlace(l *link.Link, o *options, src [6]byte, fields *wire.HeaderField
 			break
 		}
 		fields.Seq = seq + uint32(n)
-		f := wire.AppendFrame(slot[:0], o.peer, src, wire.EtherType, fields, data)
+		f := wire.AppendFrame(slot[:0], o.peer, src, wire.EtherType, fields, next())
 		if err := l.TxCommit(len(f)); err != nil {
 			return n, fmt.Errorf("commit TX slot: %w", err)
 		}
