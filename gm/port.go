@@ -944,9 +944,13 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 func (p *Port) Unknown(e *Event) {
 	switch {
 	case e.Type == SentTokensEvent:
-		for {
+		// One mutex round trip per completion: the last pop also tells
+		// that none is left. A send that completes later queues a
+		// SentTokensEvent of its own.
+		for more := true; more; {
 			p.mu.Lock()
 			cb, ctx, st, ok := p.eng.PopCompletion()
+			more = p.eng.Completions() > 0
 			p.mu.Unlock()
 			if !ok {
 				return
