@@ -19,7 +19,7 @@
 // first four bytes of the trailer. Its MAC depends on that covered length
 // alone: SipHash-2-4-128 for fewer than GHASHMin bytes (acks, small
 // messages: the fastest MAC there), and GHASH-AES for GHASHMin bytes or
-// more (full frames: about five times faster than SipHash per byte with
+// more (full frames: several times faster than SipHash per byte with
 // this package's GHASH, ghash.go), both keyed from the cluster key
 // (docs/PROTOCOL.md section 19.2, docs/SECURITY.md section 5). Package
 // link seals every frame it sends and opens (verifies and strips) every
