@@ -193,29 +193,36 @@ func (r *rxRing) poison() {
 }
 
 // idle reports, with a few loads, that next would find nothing now and that
-// begin has nothing to give back: no block or slot waits for release, and
-// the current block (V2: slot) holds no packet the reader has not taken and
-// is not closed. It then does what begin would have done. A polling
-// receiver calls it on every turn, so it is the cost of an empty poll: it
-// reads num_pkts before block_status (a packet counted after the first
-// load is found by the next call; a block closed in between is left to
-// next).
+// begin has nothing to give back: no block waits for release, and the
+// current block (V2: slot) holds no packet the reader has not taken and is
+// not closed. It then does what begin would have done (V2: it gives back
+// the slots of the previous call, which any number of frames may have
+// left pending). A polling receiver calls it on every turn, so it is the
+// cost of an empty poll: it reads num_pkts before block_status (a packet
+// counted after the first load is found by the next call; a block closed
+// in between is left to next).
 func (r *rxRing) idle() bool {
 	if !r.quiet() {
 		return false
+	}
+	if r.v2 {
+		r.begin()
 	}
 	r.delivered = false
 	return true
 }
 
-// quiet is idle without its one store: it only reads the reader's state
-// and the ring (Link.RecvIdle).
+// quiet is idle without its stores: it only reads the reader's state and
+// the ring (Link.RecvIdle). A V2 slot that the previous call handed out
+// (pending) does not make a frame readable: after every frame that call
+// read, quiet is true as soon as the next slot is empty, as it is for an
+// open block, and the slots go back with the next Recv.
 func (r *rxRing) quiet() bool {
-	if r.pending != 0 || r.poisoned {
-		return false
-	}
 	if r.v2 {
 		return r.load(r.blk*r.frameSize+p2Status)&statusUser == 0
+	}
+	if r.pending != 0 || r.poisoned {
+		return false
 	}
 	base := r.blk * r.blockSize
 	if r.openBlock && r.load(base+bdNumPkts) > r.consumed {

@@ -554,6 +554,21 @@ func TestRxRingV2(t *testing.T) {
 			t.Fatalf("slot %d not released: %d", i, st)
 		}
 	}
+	// Nothing new after slot 3: the reader is quiet although slot 3 is
+	// still handed out (quiet changes nothing), and idle, the start of the
+	// next call, gives it back.
+	if !r.quiet() {
+		t.Fatal("not quiet with only a handed-out slot")
+	}
+	if st := binary.NativeEndian.Uint32(r.mem[3*512:]); st&statusUser == 0 {
+		t.Fatal("quiet gave slot 3 back while its view may be live")
+	}
+	if !r.idle() {
+		t.Fatal("not idle with only a handed-out slot")
+	}
+	if st := binary.NativeEndian.Uint32(r.mem[3*512:]); st != statusKernel || r.pending != 0 {
+		t.Fatalf("idle did not give slot 3 back: status %d, pending %d", st, r.pending)
+	}
 	// Wrap around, with invalid slots: counted and skipped.
 	bad := ringFrame(6, 20)
 	bad[len(bad)-1] ^= 1
