@@ -57,6 +57,10 @@
 // see where the sender's and the receiver's time goes separately: run
 // each side with its own file.
 //
+// -v2 opens the port's link with a TPACKET_V2 receive ring
+// (gm.Config.Link.V2) instead of the open-block V3 ring, the choice
+// docs/GM-API.md ("Tuning") offers a streaming application.
+//
 // # Usage
 //
 //	ETHERGM_HOST=host1 ETHERGM_MAP=map egm-gmperf -i eth0 -mode pingpong -server

@@ -15,6 +15,7 @@ import (
 	"github.com/ethergm/ethergm/bench/internal/ctl"
 	"github.com/ethergm/ethergm/bench/internal/result"
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/internal/membuf"
 	"github.com/ethergm/ethergm/wire"
 )
@@ -36,6 +37,7 @@ type options struct {
 	buffers   int
 	window    int
 	profile   string // CPU profile file (-cpuprofile)
+	v2        bool   // TPACKET_V2 receive ring (-v2)
 }
 
 func main() {
@@ -55,6 +57,7 @@ func main() {
 	flag.IntVar(&o.buffers, "buffers", 64, "receive buffers the stream receiver keeps provided")
 	flag.IntVar(&o.window, "window", 0, "gm.Config.Window: frames in flight per stream (0: the gm default)")
 	flag.StringVar(&o.key, "key", "", "cluster key `FILE` (docs/SECURITY.md): seal and verify every frame (both sides need it)")
+	flag.BoolVar(&o.v2, "v2", false, "gm.Config.Link.V2: a TPACKET_V2 receive ring instead of the open-block V3 ring")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (analysis)")
 	flag.Parse()
 
@@ -139,7 +142,7 @@ func prioName(p gm.Priority) string {
 // -window). Host name, node map and state directory come from the
 // environment (ETHERGM_HOST, ETHERGM_MAP, ETHERGM_STATE_DIR).
 func open(o *options) (*gm.Port, error) {
-	return gm.Open(o.unit, o.port, "egm-gmperf", &gm.Config{Window: o.window, ClusterKeyFile: o.key})
+	return gm.Open(o.unit, o.port, "egm-gmperf", &gm.Config{Window: o.window, ClusterKeyFile: o.key, Link: link.Config{V2: o.v2}})
 }
 
 // openClient opens the port of a client and resolves its -peer.

@@ -36,6 +36,8 @@
 // payload, which flattered the link against gm by the cost of that copy.
 //
 // Servers and receivers print "ready" on stderr once their link is open.
+// -v2 opens the link with a TPACKET_V2 receive ring (link.Config.V2)
+// instead of the open-block V3 ring.
 //
 // # Usage
 //

@@ -34,6 +34,7 @@ type options struct {
 	zeroCopy  bool
 	noCRC     bool
 	msg       int
+	v2        bool
 }
 
 func main() {
@@ -54,6 +55,7 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 64, "frames per SendBatch or Flush (stream sender)")
 	flag.BoolVar(&o.zeroCopy, "zerocopy", false, "stream sender: build frames in place with TxSlot/TxCommit/Flush instead of SendBatch (analysis)")
 	flag.IntVar(&o.msg, "msg", 1<<20, "stream sender: frames carry the successive bytes of a message buffer of this many `bytes`, as gm's 1 MiB messages do (one frame's worth: every frame copies the same cached payload)")
+	flag.BoolVar(&o.v2, "v2", false, "link.Config.V2: a TPACKET_V2 receive ring instead of the open-block V3 ring")
 	flag.BoolVar(&o.noCRC, "nocrc", false, "receiver: Config.NoCRCCheck, skip the CRC check (analysis only)")
 	flag.StringVar(&o.key, "key", "", "cluster key `FILE` (docs/SECURITY.md): seal and verify every frame (both sides need it)")
 	flag.Parse()
@@ -94,7 +96,7 @@ func fatal(err error) {
 
 // openLink opens the link with the benchmark's configuration.
 func openLink(o *options, bypass bool) (*link.Link, error) {
-	cfg := &link.Config{Ports: 1 << port, QdiscBypass: bypass, NoCRCCheck: o.noCRC}
+	cfg := &link.Config{Ports: 1 << port, QdiscBypass: bypass, NoCRCCheck: o.noCRC, V2: o.v2}
 	if o.key != "" {
 		a, err := link.LoadAuth(o.key, 0)
 		if err != nil {
