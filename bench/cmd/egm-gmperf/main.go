@@ -174,9 +174,9 @@ func resolvePeer(p *gm.Port, peer string) (gm.NodeID, error) {
 
 func statsNote(p *gm.Port) string {
 	s, l := p.Stats(), p.LinkStats()
-	return fmt.Sprintf("data_sent=%d resent=%d acks_sent=%d nacks_sent=%d data_rcvd=%d dups=%d out_of_window=%d delivered=%d "+
+	return fmt.Sprintf("data_sent=%d resent=%d acks_sent=%d nacks_sent=%d (no buffer %d) data_rcvd=%d dups=%d out_of_window=%d delivered=%d "+
 		"nacks_rcvd=%d acks_rcvd=%d timeouts=%d partial_batches=%d; link mode=%s rx=%d tx=%d kernel_drops=%d freezes=%d crc_errors=%d",
-		s.DataSent, s.DataRetransmitted, s.AcksSent, s.NacksSent, s.DataReceived, s.Duplicates, s.OutOfWindow, s.Delivered,
+		s.DataSent, s.DataRetransmitted, s.AcksSent, s.NacksSent, s.NacksSentNoBuffer, s.DataReceived, s.Duplicates, s.OutOfWindow, s.Delivered,
 		s.NacksReceived, s.AcksReceived, s.Timeouts, s.PartialBatches, l.Mode, l.RxFrames, l.TxFrames, l.KernelDrops, l.QueueFreezes, l.CRCErrors)
 }
 
