@@ -162,9 +162,15 @@ func TestIntegrationHostile(t *testing.T) {
 		name string
 		n    int
 		// crc: counted as a CRC error; malformed: counted as malformed;
-		// neither: either reason (a frame cut short by less than the
-		// ring's 16-byte alignment is read with the alignment's bytes in
-		// the link's open-block mode, and then fails the CRC instead).
+		// neither: either reason. In the link's open-block mode a frame
+		// is read with the length its own header declares, bounded by
+		// where the next packet starts; for the last packet of a block
+		// that the retire timer closed the bound is the block's end. So a
+		// frame cut short by less than the ring's 16-byte alignment is
+		// read with the alignment's bytes, and a declared length beyond
+		// the frame that still fits before the block's end is read with
+		// the zeroed bytes after it: both then fail the CRC instead (one
+		// in 2000 of the second kind did in a CI run).
 		crc, malformed bool
 		frame          func(i int) []byte
 	}{
@@ -202,7 +208,7 @@ func TestIntegrationHostile(t *testing.T) {
 			f := a.frame(vmac, nil, toVictim(wire.TypeDataFirst), pl)
 			return f[:17+a.rng.IntN(len(f)-17)]
 		}},
-		{"payload length beyond the frame", 2000, false, true, func(i int) []byte {
+		{"payload length beyond the frame", 2000, false, false, func(i int) []byte {
 			f := a.frame(vmac, nil, toVictim(wire.TypeData), payload(a.rng.IntN(100)))
 			binary.BigEndian.PutUint16(f[wire.EthHeaderLen+wire.OffPayloadLen:], uint16(len(f)+1+a.rng.IntN(65535-len(f))))
 			return f
