@@ -192,23 +192,20 @@ func (r *rxRing) poison() {
 	}
 }
 
-// idle reports, with a few loads, that next would find nothing now and that
-// begin has nothing to give back: no block waits for release, and the
+// idle reports, with a few loads, that next would find nothing now: the
 // current block (V2: slot) holds no packet the reader has not taken and is
-// not closed. It then does what begin would have done (V2: it gives back
-// the slots of the previous call, which any number of frames may have
-// left pending). A polling receiver calls it on every turn, so it is the
-// cost of an empty poll: it reads num_pkts before block_status (a packet
-// counted after the first load is found by the next call; a block closed
-// in between is left to next).
+// not closed, and (V3) no block waits for release. It then starts the call
+// as Recv would (begin: a V2 ring gives back the slots of the previous
+// call, which any number of frames may have left pending). A polling
+// receiver calls it on every turn, so it is the cost of an empty poll: it
+// reads num_pkts before block_status (a packet counted after the first
+// load is found by the next call; a block closed in between is left to
+// next).
 func (r *rxRing) idle() bool {
 	if !r.quiet() {
 		return false
 	}
-	if r.v2 {
-		r.begin()
-	}
-	r.delivered = false
+	r.begin()
 	return true
 }
 
