@@ -11,6 +11,7 @@ import (
 	"github.com/ethergm/ethergm/bench/internal/ctl"
 	"github.com/ethergm/ethergm/bench/internal/result"
 	"github.com/ethergm/ethergm/gm/link"
+	"github.com/ethergm/ethergm/internal/membuf"
 	"github.com/ethergm/ethergm/wire"
 )
 
@@ -294,7 +295,7 @@ func streamSend(o *options) error {
 		return err
 	}
 	src := [6]byte(l.HardwareAddr())
-	msg := newMessage(max(o.msg, plen))
+	msg := membuf.Touched(max(o.msg, plen)) // as egm-gmperf's send buffers
 	off := 0
 	next := func() []byte { // the next frame's share of the message
 		if off+plen > len(msg) {
@@ -363,16 +364,6 @@ func streamSend(o *options) error {
 	}
 	st.Goodput()
 	return result.Print(os.Stdout, st)
-}
-
-// newMessage returns the sender's message buffer of n bytes, written once
-// (a pattern, so that its pages are the process's own).
-func newMessage(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i)
-	}
-	return b
 }
 
 // sendInPlace builds up to o.batch frames directly in TX-ring slots,
