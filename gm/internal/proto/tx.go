@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ethergm/ethergm/internal/prefetch"
 	"github.com/ethergm/ethergm/wire"
 )
 
@@ -59,6 +60,11 @@ func (e *Engine) addFrame(s *txStream, seq uint32, rtx, ackReq bool) bool {
 	return e.addSegment(s, r, k, seq, rtx, ackReq)
 }
 
+// prefetchAhead is how far ahead of the segment it builds addSegment asks
+// the processor to load a message's bytes (internal/prefetch): the segment
+// that starts at least this many bytes later, or the next one.
+const prefetchAhead = 6 << 10
+
 // addSegment builds the frame of segment k of message r, sequence number
 // seq, into the next batch slot.
 func (e *Engine) addSegment(s *txStream, r *sendRec, k, seq uint32, rtx, ackReq bool) bool {
@@ -97,6 +103,9 @@ func (e *Engine) addSegment(s *txStream, r *sendRec, k, seq uint32, rtx, ackReq 
 		MsgLen: r.wireMsgLen(), Offset: off, RemoteAddr: r.raddr,
 	}
 	payload := r.msg[off:end]
+	if ahead := off + (prefetchAhead+seg-1)/seg*seg; ahead < r.length {
+		prefetch.Range(r.msg[ahead:min(ahead+seg, r.length)])
+	}
 	if e.slots != nil && (e.queued > 0 || (len(e.txFrames) == 1 && e.toSlots())) {
 		// Zero copy: the frame is built in a transmit-ring slot and goes
 		// out with the batch's single kick.
