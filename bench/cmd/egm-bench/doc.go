@@ -8,7 +8,11 @@
 // and a pair joined through the in-process impairment relay
 // (Options{Relay: ...}); it writes a GM node map for each. It pins every
 // client or sender to CPU 0 and every server or receiver to CPU 1 with
-// taskset, and runs -reps interleaved repetitions of:
+// taskset, and runs -reps interleaved repetitions of the measurements below.
+// The polled ring ping-pongs (floor, link polling, gm and gm with a key)
+// take well under a second, and their medians move more from one run to
+// the next than within a run, so each repetition runs them -pp-runs times
+// (3 by default) and keeps each metric's median:
 //
 //  1. floor ping-pong: egm-floor, a bare busy-polled TPACKET_V3 ring
 //     ping-pong with no protocol and no CRC (the physical floor);

@@ -22,6 +22,7 @@ import (
 // config holds the command-line settings.
 type config struct {
 	reps       int
+	ppRuns     int
 	n, warmup  int
 	ppTime     time.Duration
 	streamTime time.Duration
@@ -39,6 +40,7 @@ type config struct {
 func main() {
 	var c config
 	flag.IntVar(&c.reps, "reps", 5, "interleaved repetitions")
+	flag.IntVar(&c.ppRuns, "pp-runs", 3, "runs of each polled ring ping-pong (floor, link, gm) per repetition; the repetition's figure is their median")
 	flag.IntVar(&c.n, "n", 50000, "measured round trips per ping-pong run (floor, link, gm)")
 	flag.IntVar(&c.warmup, "warmup", 5000, "warm-up round trips per ping-pong run (floor, link, gm)")
 	flag.DurationVar(&c.ppTime, "pp-time", 4*time.Second, "sockperf ping-pong duration per run")
@@ -75,6 +77,9 @@ func run(c *config) error {
 	}
 	if c.reps < 1 {
 		return errors.New("-reps must be at least 1")
+	}
+	if c.ppRuns < 1 {
+		return errors.New("-pp-runs must be at least 1")
 	}
 	if err := checkTools(); err != nil {
 		return err
@@ -156,7 +161,7 @@ func run(c *config) error {
 			var vals map[string]float64
 			bn, err := b.on(s.net)
 			if err == nil {
-				vals, err = s.run(bn, rep)
+				vals, err = s.measure(bn, rep, c.ppRuns)
 			}
 			if err != nil && interrupted.Load() {
 				fmt.Println()

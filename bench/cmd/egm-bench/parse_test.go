@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -254,5 +255,44 @@ func TestReportGMGoals(t *testing.T) {
 	}
 	if _, ok := got["gm stream / link stream goodput at MTU 9000 (message / application payload)"]; ok {
 		t.Error("MTU 9000 ratio reported without its measurements")
+	}
+}
+
+// TestMeasureRuns checks that a short measurement runs -pp-runs times and
+// reports each metric's median over the runs, that a long one runs once,
+// and that a failed run ends it with its error.
+func TestMeasureRuns(t *testing.T) {
+	var calls int
+	p50 := []float64{4.4, 3.2, 3.8}
+	s := &spec{name: "x", short: true, run: func(*bench, int) (map[string]float64, error) {
+		v := map[string]float64{"x.p50": p50[calls%len(p50)], "x.p99": 10 * float64(calls+1)}
+		calls++
+		return v, nil
+	}}
+	v, err := s.measure(nil, 0, 3)
+	if err != nil || calls != 3 {
+		t.Fatalf("short measurement: %d runs, err %v; want 3, nil", calls, err)
+	}
+	if v["x.p50"] != 3.8 || v["x.p99"] != 20 {
+		t.Errorf("medians %v, want x.p50 3.8 and x.p99 20", v)
+	}
+
+	calls = 0
+	s.short = false
+	if v, _ := s.measure(nil, 0, 3); calls != 1 || v["x.p50"] != 4.4 {
+		t.Errorf("long measurement: %d runs, %v; want one run, its values", calls, v)
+	}
+
+	calls = 0
+	s.short = true
+	boom := errors.New("boom")
+	s.run = func(*bench, int) (map[string]float64, error) {
+		if calls++; calls == 2 {
+			return nil, boom
+		}
+		return map[string]float64{"x.p50": 1}, nil
+	}
+	if _, err := s.measure(nil, 0, 3); !errors.Is(err, boom) || calls != 2 {
+		t.Errorf("failing run: err %v after %d runs; want boom after 2", err, calls)
 	}
 }

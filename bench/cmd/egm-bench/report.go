@@ -172,6 +172,7 @@ type report struct {
 
 type reportConfig struct {
 	Reps          int     `json:"reps"`
+	PPRuns        int     `json:"pp_runs"` // runs per repetition of the polled ring ping-pongs (floor, link, gm)
 	RoundTrips    int     `json:"round_trips"`
 	Warmup        int     `json:"warmup"`
 	SockperfPPSec float64 `json:"sockperf_pp_seconds"`
@@ -209,7 +210,7 @@ func ptr(x float64) *float64 {
 
 func (r *results) report(m machine, c *config) *report {
 	rep := &report{Machine: m, Config: reportConfig{
-		Reps: c.reps, RoundTrips: c.n, Warmup: c.warmup, SockperfPPSec: c.ppTime.Seconds(),
+		Reps: c.reps, PPRuns: c.ppRuns, RoundTrips: c.n, Warmup: c.warmup, SockperfPPSec: c.ppTime.Seconds(),
 		StreamSec: c.streamTime.Seconds(), NPtcpRepeats: c.npRepeats, ClientCPU: c.clientCPU, ServerCPU: c.serverCPU,
 		UDPBuffer: c.udpBuf, Nice: c.nice,
 	}}
@@ -370,10 +371,10 @@ func (rep *report) markdown() string {
 	fmt.Fprintf(&sb, "Two network namespaces joined by one veth pair (MTU 1500; the mtu9000 measurements use a second pair at MTU 9000, "+
 		"the relay ones a pair joined through the in-process impairment relay); client/sender pinned to CPU %d, server/receiver to CPU %d; "+
 		"%d interleaved repetitions; ping-pong: 64-byte Ethernet payload (78-byte frames; UDP/TCP: 64-byte messages), %d measured + %d warm-up round trips "+
-		"(sockperf: %.0f s; NPtcp: best of its trials of %d); streaming: %.0f s of full frames (1500-byte Ethernet payload; UDP: 1472-byte datagrams), "+
+		"(polled floor, link and gm: each repetition's figure the median of %d runs; sockperf: %.0f s; NPtcp: best of its trials of %d); streaming: %.0f s of full frames (1500-byte Ethernet payload; UDP: 1472-byte datagrams), "+
 		"goodput counted at the receiver; gm: 8-byte messages (ping-pong, high priority, both sides polling) and 1 MiB messages (streaming, every send token in flight), "+
 		"gm goodput compared as message payload; UDP socket buffers %d bytes (sockperf --buffer-size, 0 = default); nice %d.\n\n",
-		c.ClientCPU, c.ServerCPU, c.Reps, c.RoundTrips, c.Warmup, c.SockperfPPSec, c.NPtcpRepeats, c.StreamSec, c.UDPBuffer, c.Nice)
+		c.ClientCPU, c.ServerCPU, c.Reps, c.RoundTrips, c.Warmup, max(c.PPRuns, 1), c.SockperfPPSec, c.NPtcpRepeats, c.StreamSec, c.UDPBuffer, c.Nice)
 	mt, rt := rep.tables()
 	sb.WriteString(mdTable(mt) + "\n" + mdTable(rt))
 	if len(rep.Errors) > 0 {
