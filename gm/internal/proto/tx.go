@@ -61,8 +61,10 @@ func (e *Engine) addFrame(s *txStream, seq uint32, rtx, ackReq bool) bool {
 }
 
 // prefetchAhead is how far ahead of the segment it builds addSegment asks
-// the processor to load a message's bytes (internal/prefetch): the segment
-// that starts at least this many bytes later, or the next one.
+// the processor to load a message's bytes (internal/prefetch): one
+// segment's worth, starting this many bytes or one segment later, whichever
+// is further. Successive segments ask for successive bytes, so every byte
+// is asked for once, without a division per frame to find a segment start.
 const prefetchAhead = 6 << 10
 
 // addSegment builds the frame of segment k of message r, sequence number
@@ -103,7 +105,7 @@ func (e *Engine) addSegment(s *txStream, r *sendRec, k, seq uint32, rtx, ackReq 
 		MsgLen: r.wireMsgLen(), Offset: off, RemoteAddr: r.raddr,
 	}
 	payload := r.msg[off:end]
-	if ahead := off + (prefetchAhead+seg-1)/seg*seg; ahead < r.length {
+	if ahead := off + max(prefetchAhead, seg); ahead < r.length {
 		prefetch.Range(r.msg[ahead:min(ahead+seg, r.length)])
 	}
 	if e.slots != nil && (e.queued > 0 || (len(e.txFrames) == 1 && e.toSlots())) {
