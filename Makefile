@@ -21,7 +21,7 @@ COMMANDS = $(notdir $(CMD_PKGS))
 SYSTEMD_UNIT_DIR ?= /lib/systemd/system
 SYSCONF_DIR ?= /etc
 
-.PHONY: all build install install-mapper uninstall test fmt-check vet staticcheck build-check layering unit scale fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
+.PHONY: all build install install-mapper uninstall test fmt-check vet staticcheck build-check layering tracked-binaries unit scale fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
 
 all: build
 
@@ -41,7 +41,7 @@ uninstall:
 	rm -f $(addprefix '$(BINDIR)'/,$(COMMANDS))
 
 ## test: everything CI runs (installs missing Debian packages first).
-test: deps fmt-check vet staticcheck build-check layering unit scale fuzz
+test: deps fmt-check vet staticcheck build-check layering tracked-binaries unit scale fuzz
 
 deps:
 	@scripts/deps.sh test
@@ -67,6 +67,11 @@ build-check:
 layering:
 	@echo "== layering (go list -deps)"
 	@scripts/layering.sh
+
+## tracked-binaries: fail if git tracks a compiled (ELF) file.
+tracked-binaries:
+	@echo "== no tracked binaries"
+	@scripts/tracked-binaries.sh
 
 unit:
 	@echo "== unit and netns integration tests (-race)"
