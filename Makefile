@@ -21,7 +21,7 @@ COMMANDS = $(notdir $(CMD_PKGS))
 SYSTEMD_UNIT_DIR ?= /lib/systemd/system
 SYSCONF_DIR ?= /etc
 
-.PHONY: all build install install-mapper uninstall test fmt-check vet staticcheck build-check layering tracked-binaries unit scale fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
+.PHONY: all build libgm install install-mapper uninstall test fmt-check vet staticcheck build-check layering tracked-binaries unit scale fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
 
 all: build
 
@@ -30,8 +30,15 @@ build:
 	CGO_ENABLED=0 $(GO) build ./...
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/... ./examples/...
 
-## install: the commands in $(DESTDIR)$(PREFIX)/bin (PREFIX=/usr/local by default).
-install:
+## libgm: GM's C API in build/: include/gm.h, lib/libgm.so, lib/libgm.a, lib/pkgconfig/gm.pc.
+libgm:
+	@GO=$(GO) scripts/libgm.sh build build $(PREFIX)
+
+## install: the commands in $(DESTDIR)$(PREFIX)/bin (PREFIX=/usr/local by default),
+## and libgm: gm.h, libgm.so, libgm.a and gm.pc under $(DESTDIR)$(PREFIX).
+install: libgm
+	@scripts/libgm.sh install build '$(DESTDIR)$(PREFIX)' '$(PREFIX)'
+	@if [ -z '$(DESTDIR)' ] && command -v ldconfig >/dev/null; then ldconfig; fi
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ $(CMD_PKGS)
 	install -d '$(BINDIR)'
 	install -m 0755 $(addprefix bin/,$(COMMANDS)) '$(BINDIR)/'
@@ -39,6 +46,7 @@ install:
 
 uninstall:
 	rm -f $(addprefix '$(BINDIR)'/,$(COMMANDS))
+	rm -f '$(DESTDIR)$(PREFIX)/include/gm.h' '$(DESTDIR)$(PREFIX)/lib/libgm.so' '$(DESTDIR)$(PREFIX)/lib/libgm.a' '$(DESTDIR)$(PREFIX)/lib/pkgconfig/gm.pc'
 
 ## test: everything CI runs (installs missing Debian packages first).
 test: deps fmt-check vet staticcheck build-check layering tracked-binaries unit scale fuzz
@@ -115,7 +123,7 @@ wireshark-example:
 
 ## clean-netns: remove namespaces and links left by killed test runs.
 clean-netns:
-	$(GO) run ./tests/netns/cmd/egm-netns-clean
+	$(GO) run ./internal/netns/cmd/egm-netns-clean
 
 ## install-mapper: gm_mapper in $(DESTDIR)$(PREFIX)/bin, its systemd unit and /etc/default/gm_mapper.
 install-mapper:

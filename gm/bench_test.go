@@ -11,8 +11,8 @@ import (
 
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/internal/membuf"
-	"github.com/ethergm/ethergm/tests/netns"
-	"github.com/ethergm/ethergm/tests/netns/relay"
+	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/internal/netns/relay"
 )
 
 func benchPair(b *testing.B, c *netns.Cluster) (*gm.Port, *gm.Port) {

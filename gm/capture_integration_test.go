@@ -14,7 +14,7 @@ import (
 
 	"github.com/ethergm/ethergm/capture"
 	"github.com/ethergm/ethergm/gm"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/wire"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/gm/link"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // TestIntegrationClusterKeyPorts: ports of host0 and host1 share a cluster

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // helperEnv, when set, makes TestHelperReceiverProcess a receiving port

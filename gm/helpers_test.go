@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
-	"github.com/ethergm/ethergm/tests/netns"
-	"github.com/ethergm/ethergm/tests/netns/gmmap"
+	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/internal/netns/gmmap"
 )
 
 // writeMap writes a node map for the cluster's hosts (node id = index+1)

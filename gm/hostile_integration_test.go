@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/wire"
 	"github.com/mdlayher/packet"
 	"golang.org/x/sys/unix"

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // pair is two hosts with one open port each (port 2 on host0, port 4 on

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
-	"github.com/ethergm/ethergm/tests/netns"
-	"github.com/ethergm/ethergm/tests/netns/relay"
+	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/internal/netns/relay"
 )
 
 // streamCheck sends count messages of random length (up to maxLen, random

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
-	"github.com/ethergm/ethergm/tests/netns"
-	"github.com/ethergm/ethergm/tests/netns/gmmap"
+	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/internal/netns/gmmap"
 )
 
 // TestIntegrationOpenBeforeMap opens ports on two hosts before any node

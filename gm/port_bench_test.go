@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/ethergm/ethergm/gm"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // BenchmarkReceiveIdle measures one Receive on an idle port: the cost of

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // TestIntegrationPortFilter: a port's ring holds its own frames, and those

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/mapper/driver"
-	"github.com/ethergm/ethergm/tests/netns"
 )
 
 // Environment of the sixteen-ports helper process (sixteenHelper).

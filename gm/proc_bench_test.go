@@ -17,7 +17,7 @@ import (
 
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/internal/membuf"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // Environment of the helper processes of BenchmarkStreamProcs.

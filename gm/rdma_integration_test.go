@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
-	"github.com/ethergm/ethergm/tests/netns"
-	"github.com/ethergm/ethergm/tests/netns/relay"
+	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/internal/netns/relay"
 )
 
 // rdmaSizes are transfer lengths for MTU 1500: a PUT/GOT frame carries

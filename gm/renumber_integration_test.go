@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/nodemap"
-	"github.com/ethergm/ethergm/tests/netns"
 )
 
 // The messages of TestIntegrationMapRenumber: a request or its echo, the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/gm/link"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/wire"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/gm/link"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // TestIntegrationReceiveWindow: over real links with rings of different

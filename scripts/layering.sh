@@ -4,7 +4,8 @@
 # no sockets, no raw syscalls, no link layer, no capture, no subprocesses.
 # A package that fails names the import chain to look at with
 # `go list -deps` / `go mod why`. It also checks that the port and its
-# link do not link package capture (gopacket).
+# link do not link package capture (gopacket), and that no package outside
+# tests/ imports tests/... from its non-test files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,4 +38,17 @@ for p in "${core[@]}"; do
 done
 [ $cstatus -eq 0 ] && echo "layering: ${core[*]} link no capture (gopacket) and no test links"
 [ $cstatus -eq 0 ] || status=1
+
+# Test helpers live under tests/: no package outside tests/ may import
+# them from its non-test files, so that the installed commands and the
+# library build without test code (the netns cluster is internal/netns).
+mod=$(go list -m)
+bad=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}' ./... |
+	awk -v t="$mod/tests/" 'index($1, t) != 1 { for (i = 2; i <= NF; i++) if (index($i, t) == 1) print $1 " imports " $i }')
+if [ -n "$bad" ]; then
+	echo "$bad" | sed 's/^/layering: /; s/$/ (test helpers are for _test.go files)/' >&2
+	status=1
+else
+	echo "layering: no non-test package imports $mod/tests/..."
+fi
 exit $status

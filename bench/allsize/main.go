@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/bench/internal/runner"
-	"github.com/ethergm/ethergm/tests/netns"
-	"github.com/ethergm/ethergm/tests/netns/gmmap"
+	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/internal/netns/gmmap"
 )
 
 // config holds the command-line settings.

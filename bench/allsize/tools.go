@@ -14,7 +14,7 @@ import (
 
 	"github.com/ethergm/ethergm/bench/internal/runner"
 	"github.com/ethergm/ethergm/cmd/gm_allsize/report"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // sockperfPort is the UDP port of the sockperf server.

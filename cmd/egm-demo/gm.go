@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/ctl"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/mapper/driver"
 	"github.com/ethergm/ethergm/nodemap"
-	"github.com/ethergm/ethergm/tests/netns"
 )
 
 // tools are the commands the GM part of the demo runs.

@@ -24,9 +24,9 @@ import (
 	"github.com/ethergm/ethergm/cmd/gm_allsize/internal/allsize"
 	"github.com/ethergm/ethergm/cmd/gm_allsize/report"
 	"github.com/ethergm/ethergm/gm"
-	"github.com/ethergm/ethergm/tests/netns"
-	"github.com/ethergm/ethergm/tests/netns/gmmap"
-	"github.com/ethergm/ethergm/tests/netns/relay"
+	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/internal/netns/gmmap"
+	"github.com/ethergm/ethergm/internal/netns/relay"
 	"github.com/ethergm/ethergm/wire"
 )
 

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/internal/netns/gmmap"
 	"github.com/ethergm/ethergm/tests/cmdbin"
-	"github.com/ethergm/ethergm/tests/netns"
-	"github.com/ethergm/ethergm/tests/netns/gmmap"
 )
 
 // tool returns the path of command name, built once for the test process.

@@ -21,11 +21,11 @@ import (
 
 	"github.com/ethergm/ethergm/ctl"
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/mapper"
 	"github.com/ethergm/ethergm/mapper/driver"
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/tests/cmdbin"
-	"github.com/ethergm/ethergm/tests/netns"
 	"github.com/ethergm/ethergm/wire"
 )
 

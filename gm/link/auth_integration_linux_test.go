@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/wire"
 	"github.com/ethergm/ethergm/wire/auth"
 )

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // BenchmarkPingPong64 measures the round-trip time of a 64-byte payload

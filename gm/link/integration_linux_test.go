@@ -19,7 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/wire"
 )
 

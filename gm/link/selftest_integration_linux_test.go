@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // TestIntegrationSelfTestOnce: the self-test runs once per network

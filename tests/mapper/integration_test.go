@@ -16,10 +16,10 @@ import (
 
 	"github.com/ethergm/ethergm/ctl"
 	"github.com/ethergm/ethergm/gm"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/mapper/driver"
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/tests/cmdbin"
-	"github.com/ethergm/ethergm/tests/netns"
 )
 
 // tool returns the path of command name, built once for the test process.

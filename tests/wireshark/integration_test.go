@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/cmd/gm_frames/frameset"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/wire"
 )
 

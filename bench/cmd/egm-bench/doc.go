@@ -3,7 +3,7 @@
 // prints medians and ratios.
 //
 // It builds a two-host network-namespace cluster joined by one veth pair
-// (package tests/netns, Options{Hosts: 2, Direct: true}, MTU 1500) and, if
+// (package internal/netns, Options{Hosts: 2, Direct: true}, MTU 1500) and, if
 // the selected measurements need them, a second direct pair at MTU 9000
 // and a pair joined through the in-process impairment relay
 // (Options{Relay: ...}); it writes a GM node map for each. It pins every

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/ethergm/ethergm/bench/internal/runner"
-	"github.com/ethergm/ethergm/tests/netns"
-	"github.com/ethergm/ethergm/tests/netns/gmmap"
-	"github.com/ethergm/ethergm/tests/netns/relay"
+	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/internal/netns/gmmap"
+	"github.com/ethergm/ethergm/internal/netns/relay"
 )
 
 // The networks the measurements run on. Each is a two-host cluster built

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // TestNetnsBench runs every measurement once, tiny, in a real two-host

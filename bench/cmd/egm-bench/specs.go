@@ -14,7 +14,7 @@ import (
 	"github.com/ethergm/ethergm/bench/internal/ctl"
 	"github.com/ethergm/ethergm/bench/internal/result"
 	"github.com/ethergm/ethergm/bench/internal/runner"
-	"github.com/ethergm/ethergm/tests/netns/relay"
+	"github.com/ethergm/ethergm/internal/netns/relay"
 )
 
 // Frame and message sizes of the experiments.

@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // Runner runs commands on netns hosts. The zero Nice leaves the nice level

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // TestIntegrationRetryClient checks that RetryClient waits for a server that takes

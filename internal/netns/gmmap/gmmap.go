@@ -3,7 +3,7 @@
 // rail order (eth0, eth1, ...), so multi-rail units pair rail n with each
 // peer's n-th MAC (see gm's multi-rail notes).
 //
-// It is a package of its own, not part of tests/netns, so that the
+// It is a package of its own, not part of internal/netns, so that the
 // harness does not depend on package gm.
 package gmmap
 
@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/ethergm/ethergm/gm"
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // Entries returns the node map entries of c's hosts.

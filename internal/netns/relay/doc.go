@@ -11,7 +11,7 @@
 //
 // Sides are [Conn] values, normally packet sockets from [Listen] (ETH_P_ALL,
 // promiscuous, outgoing frames ignored). The netns harness
-// (github.com/ethergm/ethergm/tests/netns, NewImpairedPair) runs a relay in
+// (github.com/ethergm/ethergm/internal/netns, NewImpairedPair) runs a relay in
 // its own namespace between two hosts; cmd/egm-relay runs one between two
 // named interfaces.
 //

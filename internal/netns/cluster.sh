@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# cluster.sh: build the EtherGM test topology of package tests/netns by hand.
+# cluster.sh: build the EtherGM test topology of package internal/netns by hand.
 #
 #   cluster.sh up N [--rails R] [--mtu M] [--direct | --relay]
 #       Build N hosts (network namespaces egm<id>-host<i>), each with one veth
 #       per rail (eth0, eth1, ...). Rail r's other ends are ports of bridge
 #       egm<id>br<r> in namespace egm<id>-sw. --direct joins 2 hosts with one
 #       veth pair per rail; --relay joins 2 hosts through namespace
-#       egm<id>-relay, where you run egm-relay (tests/netns/cmd/egm-relay).
+#       egm<id>-relay, where you run egm-relay (internal/netns/cmd/egm-relay).
 #       MACs are 02:<id>:<host>:<rail>; eth<r> of host i has 198.18.<r>.<i+1>/24.
 #   cluster.sh exec HOST cmd...   run cmd in HOST (host0, 0, sw or relay) of
 #                                 the current cluster (-c ID for another one)
@@ -32,7 +32,7 @@ UP_ID="" # the run being built by up, removed if up fails
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 usage() { sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-# Names and addresses, as in tests/netns/names.go.
+# Names and addresses, as in internal/netns/names.go.
 ns_name() { echo "$PREFIX$1-$2"; }                     # id role
 bridge_name() { echo "$PREFIX$1br$2"; }                # id rail
 port_name() { echo "$PREFIX$1h$2r$3"; }                # id host rail
@@ -239,7 +239,7 @@ cmd_up() {
 	echo "  ip netns exec $(ns_name "$id" host0) ip addr"
 	echo "  $0 exec host0 ip addr"
 	if [[ $mode == relay ]]; then
-		echo "Start the relay (build it with: go build -o /usr/local/bin/ ./tests/netns/cmd/egm-relay):"
+		echo "Start the relay (build it with: go build -o /usr/local/bin/ ./internal/netns/cmd/egm-relay):"
 		echo "  ip netns exec $sw egm-relay -a $(port_name "$id" 0 0) -b $(port_name "$id" 1 0) -drop 0.01"
 		[[ $offloads == off ]] ||
 			echo "  (could not turn host offloads off: UDP/TCP through the relay may fail; EtherGM frames are fine)"
@@ -283,7 +283,7 @@ cmd_down() {
 	[[ -n $id ]] || id=$(current_id)
 	[[ $id =~ ^[0-9a-f]{6}$ ]] || die "bad cluster id $id"
 	[[ -f $STATE_DIR/$id && $(state_get "$id" owner) == script ]] ||
-		die "cluster $id was not made by cluster.sh (try: go run ./tests/netns/cmd/egm-netns-clean)"
+		die "cluster $id was not made by cluster.sh (try: go run ./internal/netns/cmd/egm-netns-clean)"
 	remove_run "$id"
 	echo "removed $id"
 }

@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 func main() {

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethergm/ethergm/tests/netns"
-	"github.com/ethergm/ethergm/tests/netns/relay"
+	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/internal/netns/relay"
 	"github.com/mdlayher/packet"
 	"golang.org/x/sys/unix"
 )

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/mdlayher/packet"
 )
 

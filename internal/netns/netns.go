@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethergm/ethergm/tests/netns/relay"
+	"github.com/ethergm/ethergm/internal/netns/relay"
 )
 
 // RequireEnv is the environment variable that turns [New]'s skip into a

@@ -1,5 +1,5 @@
 // Command egm-relay forwards Ethernet frames between two interfaces of one
-// host (normally the relay namespace of tests/netns/cluster.sh up --relay),
+// host (normally the relay namespace of internal/netns/cluster.sh up --relay),
 // impairing them: drop, duplicate, reorder, corrupt and delay at the given
 // rates, with a seeded pseudo-random generator.
 //
@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ethergm/ethergm/tests/netns/relay"
+	"github.com/ethergm/ethergm/internal/netns/relay"
 )
 
 func main() {

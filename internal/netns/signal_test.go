@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethergm/ethergm/tests/netns"
+	"github.com/ethergm/ethergm/internal/netns"
 )
 
 // helperEnv makes the test binary act as a program that builds a cluster,

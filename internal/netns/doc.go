@@ -22,7 +22,7 @@
 // there is no switch. With [Options.Relay] (or [NewImpairedPair]) the
 // hosts (two or more, one rail) are joined through a user-space impairment
 // relay (package
-// [github.com/ethergm/ethergm/tests/netns/relay]) that runs inside this
+// [github.com/ethergm/ethergm/internal/netns/relay]) that runs inside this
 // process, in its own "relay" namespace:
 //
 //	host0 eth0 ──veth── [relay ns: egmIDh0r0 ⇄ relay ⇄ egmIDh1r0] ──veth── eth0 host1
@@ -35,7 +35,7 @@
 // offload and GRO are turned off on the two hosts' eth0 (IPv4 traffic then
 // crosses the relay intact).
 //
-// The script tests/netns/cluster.sh builds the same topologies, with the
+// The script internal/netns/cluster.sh builds the same topologies, with the
 // same names and addresses, for people ("cluster.sh up 3 --rails 2").
 //
 // # Use
@@ -85,7 +85,7 @@
 // by [New]), by a SIGINT/SIGTERM handler that cleans up and re-raises the
 // signal, and, for runs that were killed outright, by [RemoveStale] (also run
 // once per process when the first cluster is built, and available as the
-// command tests/netns/cmd/egm-netns-clean). Each run records its owner in
+// command internal/netns/cmd/egm-netns-clean). Each run records its owner in
 // /run/ethergm/netns/<id> so that RemoveStale leaves live runs alone.
 //
 // # Privileges
