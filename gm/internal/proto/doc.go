@@ -61,7 +61,7 @@
 // when FlagAckRequest is set, every AckEvery frames, and on duplicates or
 // gaps, when they go out at the end of the current batch (Pump or Tick).
 // The ack requested by the frame that completes a message waits until the
-// application has taken the message (PopEvent), at most AckDelay: an
+// application has taken the message (TakeEvent), at most AckDelay: an
 // answer sent at once carries it. A sender sends what the acks of a batch
 // allow in Pump or Tick, in one burst.
 //

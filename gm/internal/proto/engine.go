@@ -161,6 +161,11 @@ type Config struct {
 	// data frames addressed to local port p (p is not open on this host and
 	// this port is the host's designated responder). Nil means never.
 	AnswerClosed func(p uint8) bool
+
+	// NoCongestionControl turns the congestion window off (cc.go): every
+	// stream keeps its whole window in flight, as before congestion
+	// control existed. For comparisons; false in normal use.
+	NoCongestionControl bool
 }
 
 // Event is one entry of the port's event queue.
@@ -208,6 +213,15 @@ type Stats struct {
 	// PeerResets counts peers whose state ResetPeer discarded (a node
 	// map change of their identity, or of this port's).
 	PeerResets uint64
+
+	// Retransmissions by cause: frames selective acks (or a timeout's
+	// probe) showed lost, frames a retransmission timeout resent, and
+	// frames the receiver asked for again (an ACK with FlagRetransmit).
+	// With the frames resent because a batch was only partly sent, they
+	// add up to DataRetransmitted.
+	RetransmitsLoss, RetransmitsTimeout, RetransmitsGoBack uint64
+	// Congestion windows shrunk on loss and on delay (cc.go).
+	WindowCutsLoss, WindowCutsDelay uint64
 }
 
 const (
@@ -273,6 +287,7 @@ type txStream struct {
 	rtxNext    uint32
 	rtxEnd     uint32
 	rtxAll     bool              // resend every unacked frame in the range (timeout), not only lost ones
+	rtxCause   uint8             // why the frames in the range are resent (causeLoss, ...)
 	rtoProbe   bool              // a retransmission timeout resent rtoSeq alone (see onAck)
 	rtoSeq     uint32            // the newest unacknowledged frame when the timeout expired
 	txCount    uint32            // transmissions so far
@@ -407,6 +422,7 @@ type peer struct {
 	src   [MaxSources][6]byte
 	tx    [wire.NumPorts][token.NumPriorities]*txStream
 	rx    [wire.NumPorts][token.NumPriorities]*rxStream
+	cc    congestion // the host's congestion window (cc.go)
 }
 
 // Engine is one port's protocol state. It is not safe for concurrent use.
@@ -595,6 +611,7 @@ func (e *Engine) peer(node uint32) *peer {
 	p := e.peers[node]
 	if p == nil {
 		p = &peer{node: node}
+		e.ccInit(p)
 		e.peers[node] = p
 	}
 	return p
@@ -934,26 +951,10 @@ func (e *Engine) PeekEvent() *Event {
 	return &e.events[e.evHead]
 }
 
-// PopEvent copies the oldest queued event into dst and removes it; it
-// reports false if there is none (see TakeEvent).
-func (e *Engine) PopEvent(dst *Event) bool {
-	ev := e.TakeEvent()
-	if ev == nil {
-		return false
-	}
-	dst.Type, dst.Priority, dst.Size, dst.Tag = ev.Type, ev.Priority, ev.Size, ev.Tag
-	dst.SenderPort, dst.SenderNode, dst.Length, dst.Buffer = ev.SenderPort, ev.SenderNode, ev.Length, ev.Buffer
-	dst.FastLen = ev.FastLen
-	if ev.FastLen > 0 {
-		copy(dst.Fast[:ev.FastLen], ev.Fast[:ev.FastLen])
-	}
-	return true
-}
-
 // TakeEvent removes the oldest queued event and returns it, or nil if there
 // is none. The event, with its Fast bytes, stays in the engine's queue slot
-// and is valid until the next TakeEvent or PopEvent call: that slot is not
-// reused before (no copy of the event or of a FAST message is needed).
+// and is valid until the next TakeEvent call: that slot is not reused
+// before (no copy of the event or of a FAST message is needed).
 // Taking a receive event may make an ack due at once (NextDeadline then
 // says so): it goes out with the next Pump or Tick, unless a send to the
 // message's sender carries it first.

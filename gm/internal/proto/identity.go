@@ -27,6 +27,7 @@ func (e *Engine) ResetPeer(now Time, node uint32, st Status) {
 	}
 	p := e.peers[node]
 	p.macOK, p.srcOK = false, false
+	e.ccInit(p) // another host, or another path
 	for port := range p.tx {
 		for _, s := range p.tx[port] {
 			if s != nil {

@@ -484,7 +484,7 @@ func (e *Engine) onSeq(now Time, p *peer, sp, pri uint8, frame []byte, h wire.He
 // the receive event of the message the frame completed, if any. If the
 // frame asks for an ack (to complete its send) and completed a message,
 // the ack waits until the application has taken the message (see
-// PopEvent): if it answers at once, the answer carries the ack, and the
+// TakeEvent): if it answers at once, the answer carries the ack, and the
 // round trip is one frame shorter; it still goes out within AckDelay.
 // Otherwise a requested ack goes out at once.
 func (e *Engine) ackFrame(now Time, rs *rxStream, last *Event, fl wire.Flags, immediate bool) {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ethergm/ethergm/internal/prefetch"
+	"github.com/ethergm/ethergm/gm/internal/prefetch"
 	"github.com/ethergm/ethergm/wire"
 )
 
@@ -361,9 +361,13 @@ func (e *Engine) pump(now Time, s *txStream) {
 		if !s.rtxAll && int32(s.txIdx[seq&(maxWindow-1)]-s.lostBefore) >= 0 {
 			continue // sent after the newest acked frame: not known lost
 		}
-		if !e.addFrame(s, seq, true, s.rtxNext == s.rtxEnd) && e.txBlock {
+		ok := e.addFrame(s, seq, true, s.rtxNext == s.rtxEnd)
+		if !ok && e.txBlock {
 			s.rtxNext = seq // not sent: the link is full
 			return
+		}
+		if ok {
+			e.resent(now, s)
 		}
 		if e.batchFull() && !e.flush(s) {
 			return
@@ -372,7 +376,7 @@ func (e *Engine) pump(now Time, s *txStream) {
 	if s.rtxNext == s.rtxEnd {
 		s.rtxAll = false
 	}
-	w := s.window
+	w := s.cwnd()
 	for s.qAssigned < s.qLen || diff(s.nxt, s.nextSeq) < 0 {
 		if s.probing && (now < s.backoffUntil || s.nxt != s.una) {
 			break
@@ -448,6 +452,7 @@ func (e *Engine) clampRTO(d time.Duration) time.Duration {
 func (e *Engine) advance(now Time, s *txStream, newUna uint32) {
 	if s.rttValid && diff(newUna, s.rttSeq) > 0 {
 		sample := now - s.rttTime
+		e.ccRTT(now, s, sample)
 		if s.srtt == 0 {
 			s.srtt, s.rttvar = sample, sample/2
 		} else {
@@ -465,6 +470,7 @@ func (e *Engine) advance(now Time, s *txStream, newUna uint32) {
 	} else {
 		s.rto = e.baseRTO()
 	}
+	e.ccAcked(now, s, diff(newUna, s.una))
 	if uint32(diff(newUna, s.una)) >= maxWindow {
 		s.sacked.reset()
 	} else {
@@ -572,6 +578,7 @@ func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
 			}
 			s.rtxNext = s.una
 			s.rtxAll = false
+			s.rtxCause = causeLoss
 		}
 	}
 	// The probe of a retransmission timeout (the newest unacknowledged
@@ -596,6 +603,7 @@ func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
 				s.rtxEnd = s.nxt
 			}
 			s.rtxAll = false
+			s.rtxCause = causeTimeout
 		}
 	}
 	if h.Flags()&wire.FlagRetransmit != 0 && now >= s.fastHold && e.outstanding(s) {
@@ -605,6 +613,7 @@ func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
 			s.rtxEnd = s.nxt
 		}
 		s.rtxAll = true
+		s.rtxCause = causeGoBack
 		s.fastHold = now + hold
 	}
 	// What the ack allows goes out in Pump or Tick, after the batch of
@@ -930,6 +939,7 @@ func (e *Engine) Tick(now Time) {
 			s.rtxNext = q
 			s.rtxEnd = q + 1
 			s.rtxAll = true
+			s.rtxCause = causeTimeout
 			s.rtoProbe, s.rtoSeq = !s.rtoProbe, q
 			s.rto = e.clampRTO(2 * s.rto)
 			s.rtoAt = now + s.rto

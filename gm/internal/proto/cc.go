@@ -1,0 +1,226 @@
+package proto
+
+import (
+	"math"
+	"time"
+)
+
+// Congestion control (docs/PROTOCOL.md, "Congestion control"): a window per
+// destination host, sender-side only, that grows while the path is clear
+// and shrinks, at most once per round trip, on the two signals Ethernet
+// gives without switch support:
+//
+//   - loss: a frame resent because selective acks showed it lost, because
+//     the retransmission timeout expired, or because the receiver asked to
+//     go back: the window halves (AIMD, as TCP Reno);
+//   - delay: a round-trip sample, taken once per flight from the time the
+//     caller passes with each batch of input (no clock read of the
+//     engine's own), above the path's smallest round trip plus
+//     congestionDelay: the window shrinks in proportion to the excess, by
+//     at most half (as Swift, SIGCOMM 2020).
+//
+// It grows by the frames acknowledged while below the slow-start threshold
+// (doubling per round trip), by one frame per round trip above it, never
+// beyond the stream's window (Config.Window and the receiver's
+// advertisement). Every stream to the host may keep min(its window, the
+// host's congestion window) frames in flight; retransmissions of lost
+// frames are not held back by it.
+type congestion struct {
+	cwnd     int32 // frames
+	ssthresh int32
+	acc      int32 // frames acknowledged towards the next additive increase
+	over     bool  // the last round-trip sample was above the target
+	queued   bool  // the last round-trip sample showed a queue (above minRTT + congestionDelay/2)
+	minRTT   time.Duration
+	minAt    Time // when minRTT was taken
+	lastCut  Time // when the window last shrank
+	hold     time.Duration
+}
+
+// Parameters of the congestion control.
+const (
+	// initCwnd is a host's window before any signal: a clear path reaches
+	// Config.Window from it in a few round trips of slow start.
+	initCwnd = 64
+	// minCwnd is the smallest window: enough frames in flight for
+	// selective acks to show a loss (reorderSlack later frames acked)
+	// rather than a retransmission timeout.
+	minCwnd = 8
+	// randomLossFloor is the smallest window a loss leaves when the path
+	// shows no queue: such a loss is not the congestion of a full switch
+	// queue (which delays every frame before it drops one) but a link's
+	// random loss, which a smaller window would not cure (Veno, Fu and
+	// Liew 2003, tells the two apart the same way).
+	randomLossFloor = initCwnd
+	// congestionDelay is the queueing delay, above the path's smallest
+	// round trip, beyond which the window shrinks. It is well above what a
+	// clear path between two busy hosts shows (the receiver's ack delay,
+	// its polling) and below what a switch queue shaped like the incast
+	// tests' (2 ms of a 1 Gbit/s link) holds before it drops.
+	congestionDelay = 500 * time.Microsecond
+	// fairnessRange is the most the target grows for a small window
+	// (Swift's flow scaling): target = minRTT + congestionDelay +
+	// fairnessRange * (1/sqrt(cwnd) - 1/sqrt(MaxWindow)) /
+	// (1/sqrt(minCwnd) - 1/sqrt(MaxWindow)). A host with a small window
+	// then tolerates more delay than one with a large window: when they
+	// share a queue, the large window shrinks first and the small one
+	// grows, so they converge to equal shares whatever round trip each
+	// measured as its smallest.
+	fairnessRange = 1 * time.Millisecond
+	// minRTTWindow is how long the smallest round trip seen is trusted;
+	// the first sample after it replaces it (the path may have changed).
+	minRTTWindow = 10 * time.Second
+	// delayBeta scales the decrease on delay (Swift's beta): the window is
+	// multiplied by 1 - delayBeta * excess / sample, at least by 1/2.
+	delayBeta = 0.8
+)
+
+// ccInit sets a new peer's congestion state.
+func (e *Engine) ccInit(p *peer) {
+	p.cc = congestion{cwnd: min(initCwnd, int32(e.cfg.Window)), ssthresh: int32(e.cfg.Window)}
+	if e.cfg.NoCongestionControl {
+		p.cc.cwnd = maxWindow
+	}
+}
+
+// cwnd returns the window of s: its own, or its host's congestion window if
+// smaller.
+func (s *txStream) cwnd() int32 { return min(s.window, s.peer.cc.cwnd) }
+
+// ccAcked grows s's host's window for n frames newly acknowledged.
+func (e *Engine) ccAcked(now Time, s *txStream, n int32) {
+	c := &s.peer.cc
+	if c.over || now-c.lastCut < c.hold || e.cfg.NoCongestionControl {
+		return
+	}
+	top := int32(e.cfg.Window)
+	if c.cwnd >= top {
+		return
+	}
+	if c.cwnd < c.ssthresh {
+		c.cwnd = min(c.cwnd+n, c.ssthresh, top)
+		return
+	}
+	c.acc += n
+	for c.acc >= c.cwnd {
+		c.acc -= c.cwnd
+		c.cwnd = min(c.cwnd+1, top)
+	}
+}
+
+// ccRTT takes a round-trip sample of s: it updates the path's smallest
+// round trip and shrinks the window if the sample shows a queue.
+func (e *Engine) ccRTT(now Time, s *txStream, sample time.Duration) {
+	c := &s.peer.cc
+	if c.minRTT == 0 || sample < c.minRTT || now-c.minAt > minRTTWindow {
+		c.minRTT, c.minAt = sample, now
+	}
+	target := c.minRTT + congestionDelay + fairness(c.cwnd)
+	c.over = sample > target
+	c.queued = sample > c.minRTT+congestionDelay/2
+	if !c.over {
+		return
+	}
+	f := 1 - delayBeta*float64(sample-target)/float64(sample)
+	if e.ccCut(now, s, max(f, 0.5), minCwnd) {
+		e.stats.WindowCutsDelay++
+	}
+}
+
+// ccLoss shrinks s's host's window for a frame resent because it was lost:
+// by half, but not below randomLossFloor unless the path shows a queue.
+func (e *Engine) ccLoss(now Time, s *txStream) {
+	floor := int32(minCwnd)
+	if !s.peer.cc.queued {
+		floor = randomLossFloor
+	}
+	if e.ccCut(now, s, 0.5, floor) {
+		e.stats.WindowCutsLoss++
+	}
+}
+
+// ccCut multiplies the window of s's host by f, down to floor at most,
+// unless it shrank less than a round trip ago (the signals of one flight
+// count once) or is at floor already. It reports whether it did.
+func (e *Engine) ccCut(now Time, s *txStream, f float64, floor int32) bool {
+	c := &s.peer.cc
+	cur := min(c.cwnd, s.window)
+	if e.cfg.NoCongestionControl || (c.lastCut != 0 && now-c.lastCut < c.hold) || cur <= floor {
+		return false
+	}
+	w := max(int32(float64(cur)*f), floor)
+	c.cwnd, c.ssthresh, c.acc = w, w, 0
+	c.lastCut = now
+	c.hold = max(s.srtt, c.minRTT, 100*time.Microsecond)
+	return true
+}
+
+// CongestionState is the congestion control state of one destination host
+// (Engine.Congestion).
+type CongestionState struct {
+	Node     uint32
+	Window   int           // frames in flight allowed per stream to the host
+	Ssthresh int           // the slow-start threshold
+	MinRTT   time.Duration // the smallest round trip seen recently (0: none yet)
+	SRTT     time.Duration // the smoothed round trip of the host's busiest stream
+	InFlight int           // frames in flight to the host, all streams
+}
+
+// Congestion returns the congestion state of every host the engine sent
+// to, in node order. It allocates (for diagnostics).
+func (e *Engine) Congestion() []CongestionState {
+	var out []CongestionState
+	for _, p := range e.peers {
+		if p == nil {
+			continue
+		}
+		cs := CongestionState{Node: p.node, Window: int(min(p.cc.cwnd, int32(e.cfg.Window))), Ssthresh: int(p.cc.ssthresh), MinRTT: p.cc.minRTT}
+		any := false
+		for port := range p.tx {
+			for _, s := range p.tx[port] {
+				if s == nil {
+					continue
+				}
+				any = true
+				n := int(diff(s.nxt, s.una))
+				cs.InFlight += n
+				if s.srtt != 0 && (cs.SRTT == 0 || n > 0) {
+					cs.SRTT = s.srtt
+				}
+			}
+		}
+		if any {
+			out = append(out, cs)
+		}
+	}
+	return out
+}
+
+// Why the frames of a stream's retransmission range are resent.
+const (
+	causeLoss    uint8 = iota // selective acks, or the ack of a timeout's probe, showed them lost
+	causeTimeout              // the retransmission timeout expired
+	causeGoBack               // the receiver asked to go back (ACK with FlagRetransmit)
+)
+
+// resent counts a frame of s resent, by cause, and shrinks the window of
+// s's host: a resent frame was lost (or taken for lost after a timeout).
+func (e *Engine) resent(now Time, s *txStream) {
+	switch s.rtxCause {
+	case causeTimeout:
+		e.stats.RetransmitsTimeout++
+	case causeGoBack:
+		e.stats.RetransmitsGoBack++
+	default:
+		e.stats.RetransmitsLoss++
+	}
+	e.ccLoss(now, s)
+}
+
+// fairness returns the part of the delay target that depends on the window
+// w (see fairnessRange).
+func fairness(w int32) time.Duration {
+	lo, hi := 1/math.Sqrt(maxWindow), 1/math.Sqrt(minCwnd)
+	x := (1/math.Sqrt(float64(max(w, minCwnd))) - lo) / (hi - lo)
+	return time.Duration(x * float64(fairnessRange))
+}
