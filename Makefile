@@ -99,6 +99,8 @@ fuzz:
 bench:
 	@scripts/deps.sh bench
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./bench/cmd/... ./cmd/...
+	@GO=$(GO) scripts/libgm.sh build build $(PREFIX)
+	$${CC:-gcc} -O2 -Wall -Ibuild/include bench/cperf/egm-cperf.c -Lbuild/lib -lgm -Wl,-rpath,$(CURDIR)/build/lib -o bin/egm-cperf
 	bin/egm-bench -bin bin -out $(RESULTS)
 	$(GO) run ./bench/allsize -results $(RESULTS)
 

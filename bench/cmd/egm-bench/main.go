@@ -231,6 +231,13 @@ func binaries(binDir, out string) (map[string]string, error) {
 			}
 			bins[t] = p
 		}
+		// egm-cperf is C on libgm: `make bench` builds it; without it
+		// the C measurements fail and the others run.
+		if p, err := filepath.Abs(filepath.Join(binDir, "egm-cperf")); err == nil {
+			if _, err := os.Stat(p); err == nil {
+				bins["egm-cperf"] = p
+			}
+		}
 		return bins, nil
 	}
 	goTool, err := exec.LookPath("go")
@@ -256,5 +263,39 @@ func binaries(binDir, out string) (map[string]string, error) {
 	for _, t := range tools {
 		bins[t] = filepath.Join(out, t)
 	}
+	p, err := buildCPerf(goTool, out)
+	if err != nil {
+		return nil, err
+	}
+	bins["egm-cperf"] = p
 	return bins, nil
+}
+
+// buildCPerf builds libgm (scripts/libgm.sh) and egm-cperf, the C
+// benchmark program on it, into out, from the repository the Go toolchain
+// runs in, and returns egm-cperf's path.
+func buildCPerf(goTool, out string) (string, error) {
+	o, err := exec.Command(goTool, "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the repository for libgm: %v", err)
+	}
+	root := strings.TrimSpace(string(o))
+	lib := filepath.Join(out, "libgm")
+	cmd := exec.Command(filepath.Join(root, "scripts", "libgm.sh"), "build", lib)
+	cmd.Env = append(os.Environ(), "GO="+goTool)
+	if o, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building libgm: %v: %s", err, strings.TrimSpace(string(o)))
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "gcc"
+	}
+	bin := filepath.Join(out, "egm-cperf")
+	libDir := filepath.Join(lib, "lib")
+	cmd = exec.Command(cc, "-O2", "-Wall", "-I", filepath.Join(lib, "include"), filepath.Join(root, "bench", "cperf", "egm-cperf.c"),
+		"-L", libDir, "-lgm", "-Wl,-rpath,"+libDir, "-o", bin)
+	if o, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building egm-cperf (C; scripts/deps.sh bench installs gcc): %v: %s", err, strings.TrimSpace(string(o)))
+	}
+	return bin, nil
 }

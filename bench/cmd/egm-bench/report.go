@@ -151,6 +151,8 @@ var ratioSpecs = []ratioSpec{
 	{"gm stream goodput with / without a cluster key (message payload)", "gm_stream_key.gbps_app", "gm_stream.gbps_app", ">=", 0.9},
 	{"gm stream at MTU 9000 with / without a cluster key (message payload)", "gm_stream9k_key.gbps_app", "gm_stream9k.gbps_app", "", 0},
 	{"gm polling RTT / link polling RTT (p50)", "gm_poll.p50", "link_poll.p50", "<=", 1.05},
+	// GM's C API (libgm, egm-cperf) against the Go API, same ping-pong.
+	{"C (libgm) polling RTT / gm polling RTT (p50)", "c_poll.p50", "gm_poll.p50", "<=", 1.2},
 	{"gm polling RTT / UDP RTT (p99)", "gm_poll.p99", "udp_pp.p99", "", 0},
 	{"gm stream / link stream goodput (Ethernet payload)", "gm_stream.gbps", "link_stream.gbps", "", 0},
 	{"gm stream / link stream goodput at MTU 9000 (message / application payload)", "gm_stream9k.gbps_app", "link_stream9k.gbps_app", ">=", 0.95},

@@ -14,6 +14,7 @@ import (
 	"github.com/ethergm/ethergm/bench/internal/ctl"
 	"github.com/ethergm/ethergm/bench/internal/result"
 	"github.com/ethergm/ethergm/bench/internal/runner"
+	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/internal/netns/relay"
 )
 
@@ -151,6 +152,31 @@ var specs = []*spec{
 		},
 		run: func(b *bench, rep int) (map[string]float64, error) {
 			return b.gmPingPong("gm_poll")
+		},
+	},
+	{
+		// The same ping-pong through libgm, GM's C API (egm-cperf).
+		name:  "c-poll",
+		short: true,
+		metrics: []metric{
+			{"c_poll.p50", "C (libgm) ping-pong RTT p50, polling (8-byte message)", "us"},
+			{"c_poll.p99", "C (libgm) ping-pong RTT p99, polling (8-byte message)", "us"},
+			{"c_poll.mean", "C (libgm) ping-pong RTT mean, polling (8-byte message)", "us"},
+		},
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.cPingPong("c_poll")
+		},
+	},
+	{
+		// The cost of one call from C into libgm (the Go runtime's
+		// cgo callback), on an idle port of host0.
+		name: "c-calls",
+		metrics: []metric{
+			{"c_calls.receive_ns", "C (libgm) gm_receive on an idle port, per call", "ns"},
+			{"c_calls.ticks_ns", "C (libgm) gm_ticks, per call", "ns"},
+		},
+		run: func(b *bench, rep int) (map[string]float64, error) {
+			return b.cCalls()
 		},
 	},
 	{
@@ -410,6 +436,59 @@ func (b *bench) gmPingPong(key string, extra ...string) (map[string]float64, err
 		return nil, err
 	}
 	return parseGMPingPong(key, out)
+}
+
+// cEnv returns the env(1) arguments that run egm-cperf (libgm, C) as host
+// h of the current network: its GM unit, host name, state directory and
+// node map.
+func (b *bench) cEnv(h *netns.Host, args ...string) ([]string, error) {
+	bin, ok := b.bins["egm-cperf"]
+	if !ok {
+		return nil, errors.New("egm-cperf (C, on libgm) is not in -bin: `make bench` builds it")
+	}
+	return append([]string{"ETHERGM_UNIT=" + h.Ifaces[0], "ETHERGM_HOST=" + h.Name, "ETHERGM_STATE_DIR=" + h.Dir,
+		"ETHERGM_MAP=" + b.mapFile, bin}, args...), nil
+}
+
+// cPingPong runs egm-cperf's ping-pong, egm-gmperf's written in C on
+// libgm: server on host1, client on host0. It prints egm-gmperf's record.
+func (b *bench) cPingPong(key string) (map[string]float64, error) {
+	srvArgs, err := b.cEnv(b.server, "-mode", "pingpong", "-server")
+	if err != nil {
+		return nil, err
+	}
+	cliArgs, _ := b.cEnv(b.client, "-mode", "pingpong", "-client", "-peer", b.server.Name,
+		"-n", fmt.Sprint(b.cfg.n), "-warmup", fmt.Sprint(b.cfg.warmup))
+	srv, err := b.startServer(ctl.ReadyLine, "env", srvArgs...)
+	if err != nil {
+		return nil, err
+	}
+	defer b.stopServer(srv, syscall.SIGTERM)
+	out, err := b.runClient(2*time.Minute, "env", cliArgs...)
+	if err != nil {
+		return nil, err
+	}
+	return parseGMPingPong(key, out)
+}
+
+// cCalls runs egm-cperf -mode calls on host0.
+func (b *bench) cCalls() (map[string]float64, error) {
+	args, err := b.cEnv(b.client, "-mode", "calls", "-n", "1000000")
+	if err != nil {
+		return nil, err
+	}
+	out, err := b.runClient(time.Minute, "env", args...)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Receive float64 `json:"receive_ns"`
+		Ticks   float64 `json:"ticks_ns"`
+	}
+	if err := result.Decode(out, &r); err != nil {
+		return nil, fmt.Errorf("egm-cperf: %w: %s", err, lastLine(out))
+	}
+	return map[string]float64{"c_calls.receive_ns": r.Receive, "c_calls.ticks_ns": r.Ticks}, nil
 }
 
 // parseGMPingPong reads egm-gmperf's ping-pong record.
