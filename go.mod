@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/dchest/siphash v1.2.3
 	github.com/google/gopacket v1.1.19
+	github.com/mdlayher/ethernet v0.0.0-20220221185849-529eae5b6118
 	github.com/mdlayher/packet v1.2.0
 	github.com/spf13/pflag v1.1.0
 	golang.org/x/net v0.62.0

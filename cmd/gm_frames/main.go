@@ -16,6 +16,7 @@ import (
 	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/internal/cli"
 	"github.com/ethergm/ethergm/wire"
+	"github.com/mdlayher/ethernet"
 )
 
 // options are the command-line settings.
@@ -270,6 +271,7 @@ func (o *options) receive(l *link.Link, out *output, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "gm_frames: listening on %s (%s), %s\n", l.Name(), l.HardwareAddr(), l.Mode())
 	var sum frameset.Summarizer
+	var eth ethernet.Frame // the received frame's addresses, for the record
 	frames := make([][]byte, 64)
 	n := 0
 	for o.count <= 0 || n < o.count {
@@ -291,7 +293,10 @@ func (o *options) receive(l *link.Link, out *output, stderr io.Writer) error {
 			return err
 		}
 		for _, f := range frames[:k] {
-			src, dst := net.HardwareAddr(f[6:12]).String(), net.HardwareAddr(f[0:6]).String()
+			src, dst := "?", "?" // a frame too short for its Ethernet header
+			if eth.UnmarshalBinary(f) == nil {
+				src, dst = eth.Source.String(), eth.Destination.String()
+			}
 			text := sum.Summary(f, o.etherType)
 			r := &frameRecord{Event: "received", Src: src, Dst: dst, EtherType: o.etherType, Bytes: len(f), Summary: text}
 			if err := out.record(r, src+" > "+dst+" "+text); err != nil {

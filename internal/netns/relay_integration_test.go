@@ -16,6 +16,7 @@ import (
 
 	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/internal/netns/relay"
+	"github.com/mdlayher/ethernet"
 	"github.com/mdlayher/packet"
 	"golang.org/x/sys/unix"
 )
@@ -51,18 +52,30 @@ func listenGM(t *testing.T, h *netns.Host) *packet.Conn {
 	return c
 }
 
-// gmFrame is a frame from src to dst with seq at byte 14 and a payload
-// after byte 58.
+// gmFrame is a 200-byte EtherGM frame from src to dst whose payload
+// starts with seq, with a pattern from payload byte 44 on.
 func gmFrame(dst, src net.HardwareAddr, seq uint32) []byte {
-	f := make([]byte, 200)
-	copy(f, dst)
-	copy(f[6:], src)
-	binary.BigEndian.PutUint16(f[12:], etherGM)
-	binary.BigEndian.PutUint32(f[14:], seq)
-	for i := 58; i < len(f); i++ {
-		f[i] = byte(i * 7)
+	payload := make([]byte, 200-14)
+	binary.BigEndian.PutUint32(payload, seq)
+	for i := 44; i < len(payload); i++ {
+		payload[i] = byte((i + 14) * 7)
+	}
+	ef := ethernet.Frame{Destination: dst, Source: src, EtherType: etherGM, Payload: payload}
+	f, err := ef.MarshalBinary()
+	if err != nil {
+		panic(err)
 	}
 	return f
+}
+
+// seqOf returns the sequence number gmFrame put in f, or 0 if f is not a
+// frame of gmFrame's.
+func seqOf(f []byte) uint32 {
+	var ef ethernet.Frame
+	if ef.UnmarshalBinary(f) != nil || len(ef.Payload) < 4 {
+		return 0
+	}
+	return binary.BigEndian.Uint32(ef.Payload)
 }
 
 // sendRecv sends n frames from tx to rx through direction AtoB of r and
@@ -173,7 +186,7 @@ func TestIntegrationRelay(t *testing.T) {
 	checkRate(t, "duplicate", dups, n, 0.25)
 	seen := map[uint32]int{}
 	for _, f := range frames {
-		seen[binary.BigEndian.Uint32(f[14:])]++
+		seen[seqOf(f)]++
 	}
 	var extra int
 	for _, k := range seen {
@@ -192,7 +205,7 @@ func TestIntegrationRelay(t *testing.T) {
 		t.Errorf("corrupt: %d frames, want 200", len(frames))
 	}
 	for _, f := range frames {
-		want := gmFrame(h1.MACs[0], h0.MACs[0], binary.BigEndian.Uint32(f[14:]))
+		want := gmFrame(h1.MACs[0], h0.MACs[0], seqOf(f))
 		var flipped, at int
 		for i := range min(len(f), len(want)) {
 			if d := bits.OnesCount8(f[i] ^ want[i]); d > 0 {
@@ -340,8 +353,9 @@ func TestIntegrationRelaySwitch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("host2 got %d of host1's 10 frames: %v", got, err)
 		}
-		if !bytes.Equal(buf[6:12], h1.MACs[0]) || n != 200 {
-			t.Fatalf("host2 got a frame from %x", buf[6:12])
+		var ef ethernet.Frame
+		if err := ef.UnmarshalBinary(buf[:n]); err != nil || !bytes.Equal(ef.Source, h1.MACs[0]) || n != 200 {
+			t.Fatalf("host2 got a %d-byte frame from %v (%v)", n, ef.Source, err)
 		}
 		got++
 	}
