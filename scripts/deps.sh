@@ -41,6 +41,13 @@ base() {
 	need env coreutils
 }
 
+# libgm (GM's C API, cgo) and the C programs built against it: the C
+# ping-pong of the benchmarks and the C tests.
+libgm() {
+	need gcc gcc
+	need pkg-config pkg-config
+}
+
 # The benchmarks' baselines: UDP (sockperf) and TCP (NetPIPE).
 baselines() {
 	need sockperf sockperf
@@ -61,10 +68,13 @@ test)
 	need NPtcp netpipe-tcp
 	need tshark tshark
 	need dumpcap wireshark-common # tshark depends on it; named for clarity
+	need gcc gcc                  # libgm (cgo) and its C test programs
+	need pkg-config pkg-config    # the C programs build with $(pkg-config --cflags --libs gm)
 	;;
 bench)
 	base
 	baselines
+	libgm
 	;;
 demo)
 	need ip iproute2
