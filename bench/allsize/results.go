@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethergm/ethergm/bench/internal/result"
 	"github.com/ethergm/ethergm/cmd/gm_allsize/report"
 	"golang.org/x/sys/unix"
 )
@@ -94,19 +95,13 @@ type Goal struct {
 	Stretch bool     `json:"stretch,omitempty"`
 }
 
-// medianOf returns a pointer to the median of the values that are not
-// NaN, or nil.
+// medianOf returns a pointer to the median of the finite values of xs
+// (a NaN is a repetition without the value), or nil.
 func medianOf(xs []float64) *float64 {
-	var v []float64
-	for _, x := range xs {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			v = append(v, x)
-		}
-	}
-	if len(v) == 0 {
+	m := result.Median(xs)
+	if math.IsNaN(m) {
 		return nil
 	}
-	m := report.Median(v)
 	return &m
 }
 
@@ -135,12 +130,14 @@ func (r *PathResult) gmAt(l int, f func(report.Point) float64) []float64 {
 	return out
 }
 
-func (r *PathResult) tcpAt(l int, f func(Sample) float64) []float64 {
+// perRep returns per repetition (reps) the value f of the sample of
+// length l (NaN where there is none).
+func perRep[S any](reps [][]S, l int, length func(S) int, f func(S) float64) []float64 {
 	var out []float64
-	for _, ss := range r.TCP {
+	for _, ss := range reps {
 		v := math.NaN()
 		for _, s := range ss {
-			if int(s.Length) == l {
+			if length(s) == l {
 				v = f(s)
 			}
 		}
@@ -149,18 +146,12 @@ func (r *PathResult) tcpAt(l int, f func(Sample) float64) []float64 {
 	return out
 }
 
+func (r *PathResult) tcpAt(l int, f func(Sample) float64) []float64 {
+	return perRep(r.TCP, l, func(s Sample) int { return int(s.Length) }, f)
+}
+
 func (r *PathResult) udpPPAt(size int, f func(UDPPingPong) float64) []float64 {
-	var out []float64
-	for _, ss := range r.UDPPingPong {
-		v := math.NaN()
-		for _, s := range ss {
-			if s.Size == size {
-				v = f(s)
-			}
-		}
-		out = append(out, v)
-	}
-	return out
+	return perRep(r.UDPPingPong, size, func(s UDPPingPong) int { return s.Size }, f)
 }
 
 func (r *PathResult) udpTP() []float64 {

@@ -6,73 +6,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ethergm/ethergm/bench/internal/baseline"
 )
 
-const sockperfPPOut = `sockperf: == version #3.7-no.git ==
-sockperf: [Valid Duration] RunTime=2.550 sec; SentMessages=103137; ReceivedMessages=103137
-sockperf: ====> avg-rtt=24.635 (std-dev=20.170)
-sockperf: Summary: Round trip is 24.635 usec
-sockperf: Total 103137 observations; each percentile contains 1031.37 observations
-sockperf: ---> <MAX> observation = 3031.497
-sockperf: ---> percentile 99.999 = 2837.104
-sockperf: ---> percentile 99.000 =   42.968
-sockperf: ---> percentile 90.000 =   27.076
-sockperf: ---> percentile 50.000 =   23.726
-sockperf: ---> <MIN> observation =   15.105
-`
-
-func TestParseSockperfPP(t *testing.T) {
-	v, err := parseSockperfPP(sockperfPPOut)
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestUDPMetrics(t *testing.T) {
+	v := udpPPMetrics(baseline.PingPong{AvgRTT: 24.6, P50: 23.726, P99: 42.968, N: 100})
 	if v["udp_pp.p50"] != 23.726 || v["udp_pp.p99"] != 42.968 {
-		t.Errorf("got %v", v)
+		t.Errorf("ping-pong: got %v", v)
 	}
-	for _, bad := range []string{"", "sockperf: Summary: Latency is 12 usec\n", "avg-rtt=1\nTotal 0 observations\n"} {
-		if _, err := parseSockperfPP(bad); err == nil {
-			t.Errorf("parseSockperfPP(%q) succeeded", bad)
-		}
-	}
-}
-
-func TestParseSockperfTP(t *testing.T) {
-	client := "sockperf: Total of 1000000 messages sent in 3.000 sec\n"
-	tests := []struct {
-		name     string
-		server   string
-		wantGbps float64
-		wantLoss float64
-		wantErr  bool
-	}{
-		{"no loss", "sockperf: Total 1000000 messages received and handled\n", 4, 0, false},
-		{"half lost", "sockperf: Total 500000 messages received and handled\n", 2, 50, false},
-		{"more than sent is clamped", "sockperf: Total 1000010 messages received and handled\n", 4, 0, false},
-		{"server without summary", "sockperf: cleanupAfterLoop() exit\n", 0, 0, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			v, err := parseSockperfTP(client, tt.server)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("error = %v, want error %v", err, tt.wantErr)
-			}
-			if err != nil {
-				return
-			}
-			if math.Abs(v["udp_stream.gbps"]-tt.wantGbps) > 1e-9 || math.Abs(v["udp_stream.loss"]-tt.wantLoss) > 1e-9 {
-				t.Errorf("got %v", v)
-			}
-		})
-	}
-}
-
-func TestParseNPtcp(t *testing.T) {
-	half, err := parseNPtcp("      64 28.584190   0.00001708\n", 64)
-	if err != nil || half != 0.00001708 {
-		t.Errorf("parseNPtcp = %v, %v", half, err)
-	}
-	if _, err := parseNPtcp("     128 28.5   0.00002\n", 64); err == nil {
-		t.Error("parseNPtcp without a 64-byte line succeeded")
+	// 1e6 full datagrams in 3 s, half of them received: 2 Gbit/s of
+	// 1500-byte frames.
+	v = udpStreamMetrics(baseline.Throughput{Sent: 1e6, Received: 5e5, Seconds: 3})
+	if math.Abs(v["udp_stream.gbps"]-2) > 1e-9 || math.Abs(v["udp_stream.loss"]-50) > 1e-9 || math.Abs(v["udp_stream.sent_gbps"]-4) > 1e-9 {
+		t.Errorf("stream: got %v", v)
 	}
 }
 

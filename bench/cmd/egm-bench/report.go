@@ -105,15 +105,7 @@ func (r *results) fail(s *spec, rep int, err error) {
 }
 
 // median is the median of a metric's valid values, NaN if none.
-func (r *results) median(key string) float64 {
-	var ok []float64
-	for _, x := range r.values[key] {
-		if !math.IsNaN(x) {
-			ok = append(ok, x)
-		}
-	}
-	return result.Median(ok)
-}
+func (r *results) median(key string) float64 { return result.Median(r.values[key]) }
 
 // ratioSpec is a ratio of two medians, optionally with a goal.
 type ratioSpec struct {

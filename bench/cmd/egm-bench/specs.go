@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/ethergm/ethergm/bench/internal/baseline"
 	"github.com/ethergm/ethergm/bench/internal/ctl"
 	"github.com/ethergm/ethergm/bench/internal/result"
-	"github.com/ethergm/ethergm/bench/internal/runner"
 	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/internal/netns/relay"
 )
@@ -23,7 +21,6 @@ const (
 	pingPayload  = 64   // Ethernet payload (floor, link) or UDP/TCP message, bytes
 	udpDatagram  = 1472 // UDP payload of a full 1500-byte IP packet
 	fullEthFrame = 1500 // Ethernet payload of a full frame at MTU 1500
-	sockperfPort = "11111"
 )
 
 // metric is one row of the results table.
@@ -582,100 +579,50 @@ func diffRelay(a, b relay.Stats) relay.Stats {
 	}
 }
 
-var (
-	rePercentile = regexp.MustCompile(`percentile (\d+\.\d+) =\s+([\d.]+)`)
-	reObserv     = regexp.MustCompile(`Total (\d+) observations`)
-	reTpSent     = regexp.MustCompile(`Total of (\d+) messages sent in ([\d.]+) sec`)
-	reSrvRecv    = regexp.MustCompile(`Total (\d+) messages received`)
-)
+// hosts returns where the current network's baselines run.
+func (b *bench) hosts() baseline.Hosts {
+	return baseline.Hosts{Run: b.runner(), Client: b.client, Server: b.server, ClientCPU: b.cfg.clientCPU, ServerCPU: b.cfg.serverCPU}
+}
 
 // udpPingPong runs sockperf ping-pong (UDP, 64-byte messages, full RTT).
 func (b *bench) udpPingPong(rep int) (map[string]float64, error) {
-	srv, err := b.startServer("to block on socket", "sockperf", "sr", "-i", b.server.Addrs[0].String(), "-p", sockperfPort)
+	h := b.hosts()
+	srv, err := h.StartSockperf()
 	if err != nil {
 		return nil, err
 	}
-	defer b.stopServer(srv, syscall.SIGINT)
-	secs := max(1, int(b.cfg.ppTime.Round(time.Second)/time.Second))
-	out, err := b.runClient(b.cfg.ppTime+time.Minute, "sockperf", "pp", "-i", b.server.Addrs[0].String(), "-p", sockperfPort,
-		"-m", fmt.Sprint(pingPayload), "-t", fmt.Sprint(secs), "--full-rtt")
+	defer h.StopSockperf(srv)
+	r, err := h.SockperfPingPong(pingPayload, b.cfg.ppTime)
 	if err != nil {
 		return nil, err
 	}
-	return parseSockperfPP(out)
+	return udpPPMetrics(r), nil
 }
 
-// parseSockperfPP extracts the RTT percentiles from sockperf pp --full-rtt
-// output.
-func parseSockperfPP(out string) (map[string]float64, error) {
-	if !strings.Contains(out, "avg-rtt") {
-		return nil, fmt.Errorf("sockperf pp: no full-RTT summary in its output: %s", lastLine(out))
+// udpPPMetrics returns the metrics of a sockperf ping-pong run.
+func udpPPMetrics(r baseline.PingPong) map[string]float64 {
+	v := map[string]float64{"udp_pp.p50": r.P50}
+	if r.P99 > 0 {
+		v["udp_pp.p99"] = r.P99
 	}
-	if m := reObserv.FindStringSubmatch(out); m == nil || m[1] == "0" {
-		return nil, fmt.Errorf("sockperf pp: no observations: %s", lastLine(out))
-	}
-	v := map[string]float64{}
-	for _, m := range rePercentile.FindAllStringSubmatch(out, -1) {
-		x, err := strconv.ParseFloat(m[2], 64)
-		if err != nil {
-			continue
-		}
-		switch m[1] {
-		case "50.000":
-			v["udp_pp.p50"] = x
-		case "99.000":
-			v["udp_pp.p99"] = x
-		}
-	}
-	if _, ok := v["udp_pp.p50"]; !ok {
-		return nil, fmt.Errorf("sockperf pp: no median in its output: %s", lastLine(out))
-	}
-	return v, nil
+	return v
 }
 
 // tcpPingPong runs NetPIPE NPtcp at 64 bytes only. NPtcp prints half the
 // round trip (the best of its trials of -np-repeats round trips each).
 func (b *bench) tcpPingPong(rep int) (map[string]float64, error) {
-	args := []string{"-l", fmt.Sprint(pingPayload), "-u", fmt.Sprint(pingPayload), "-p", "0", "-n", fmt.Sprint(b.cfg.npRepeats)}
-	srv, err := b.startServer("", "NPtcp", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer b.stopServer(srv, syscall.SIGTERM)
 	outFile := filepath.Join(b.tmp, fmt.Sprintf("np-%d.out", rep))
-	if err := runner.RetryClient(srv, func() error {
-		_, err := b.runClient(time.Minute, "NPtcp", append([]string{"-h", b.server.Addrs[0].String(), "-o", outFile}, args...)...)
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("NPtcp: %w", err)
-	}
-	data, err := os.ReadFile(outFile)
+	lines, data, err := b.hosts().NetPIPE(outFile, time.Minute,
+		"-l", fmt.Sprint(pingPayload), "-u", fmt.Sprint(pingPayload), "-p", "0", "-n", fmt.Sprint(b.cfg.npRepeats))
+	fmt.Fprintf(b.log, "--- %s:\n%s\n", outFile, data)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(b.log, "--- %s:\n%s\n", outFile, data)
-	half, err := parseNPtcp(string(data), pingPayload)
+	half, err := baseline.HalfRTTAt(lines, pingPayload)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]float64{"tcp_pp.rtt": 2 * half * 1e6}, nil
-}
-
-// parseNPtcp returns the half round trip in seconds for size bytes from an
-// NPtcp output file (lines: bytes, Mbit/s, seconds).
-func parseNPtcp(data string, size int) (float64, error) {
-	for line := range strings.SplitSeq(data, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 3 || f[0] != fmt.Sprint(size) {
-			continue
-		}
-		t, err := strconv.ParseFloat(f[2], 64)
-		if err != nil || t <= 0 {
-			return 0, fmt.Errorf("NPtcp: bad line %q", line)
-		}
-		return t, nil
-	}
-	return 0, fmt.Errorf("NPtcp: no %d-byte line in %q", size, strings.TrimSpace(data))
 }
 
 // udpStream runs sockperf tp (1472-byte datagrams) against a fresh
@@ -690,45 +637,23 @@ func (b *bench) udpStream(rep int) (map[string]float64, error) {
 	if b.cfg.udpBuf > 0 {
 		buf = []string{"--buffer-size", fmt.Sprint(b.cfg.udpBuf)}
 	}
-	srv, err := b.startServer("to block on socket", "sockperf", append([]string{"sr", "-i", b.server.Addrs[0].String(), "-p", sockperfPort}, buf...)...)
+	t, err := b.hosts().SockperfThroughput(udpDatagram, b.cfg.streamTime, buf...)
 	if err != nil {
 		return nil, err
 	}
-	secs := max(1, int(b.cfg.streamTime.Round(time.Second)/time.Second))
-	out, err := b.runClient(b.cfg.streamTime+time.Minute, "sockperf", append([]string{"tp", "-i", b.server.Addrs[0].String(), "-p", sockperfPort,
-		"-m", fmt.Sprint(udpDatagram), "-t", fmt.Sprint(secs)}, buf...)...)
-	time.Sleep(200 * time.Millisecond) // let the server drain its socket
-	srvOut := b.stopServer(srv, syscall.SIGINT)
-	if err != nil {
-		return nil, err
-	}
-	return parseSockperfTP(out, srvOut)
+	return udpStreamMetrics(t), nil
 }
 
-// parseSockperfTP computes the received goodput from the client's "sent"
-// line (count and run time) and the server's "received" count.
-func parseSockperfTP(client, server string) (map[string]float64, error) {
-	m := reTpSent.FindStringSubmatch(client)
-	if m == nil {
-		return nil, fmt.Errorf("sockperf tp: no \"Total of N messages sent\" line: %s", lastLine(client))
-	}
-	sent, _ := strconv.ParseFloat(m[1], 64)
-	secs, _ := strconv.ParseFloat(m[2], 64)
-	r := reSrvRecv.FindStringSubmatch(server)
-	if r == nil {
-		return nil, fmt.Errorf("sockperf server: no \"Total N messages received\" line: %s", lastLine(server))
-	}
-	recv, _ := strconv.ParseFloat(r[1], 64)
-	if secs <= 0 || sent <= 0 {
-		return nil, fmt.Errorf("sockperf tp: sent %v in %v s", sent, secs)
-	}
-	recv = min(recv, sent)
+// udpStreamMetrics returns the goodputs of a sockperf throughput run of
+// full datagrams: on the wire (full Ethernet frames) and to the
+// application.
+func udpStreamMetrics(t baseline.Throughput) map[string]float64 {
 	return map[string]float64{
-		"udp_stream.gbps":      recv * fullEthFrame * 8 / secs / 1e9,
-		"udp_stream.gbps_app":  recv * udpDatagram * 8 / secs / 1e9,
-		"udp_stream.loss":      100 * (sent - recv) / sent,
-		"udp_stream.sent_gbps": sent * fullEthFrame * 8 / secs / 1e9,
-	}, nil
+		"udp_stream.gbps":      t.Received * fullEthFrame * 8 / t.Seconds / 1e9,
+		"udp_stream.gbps_app":  t.Received * udpDatagram * 8 / t.Seconds / 1e9,
+		"udp_stream.loss":      t.Loss(),
+		"udp_stream.sent_gbps": t.Sent * fullEthFrame * 8 / t.Seconds / 1e9,
+	}
 }
 
 // keyFile writes (once) a cluster key file next to the node map for the

@@ -1,6 +1,7 @@
 // Package result holds the JSON result records that the benchmark programs
 // (egm-floor, egm-linkperf, egm-gmperf) print on stdout and that the driver (egm-bench)
-// parses, plus the small statistics helpers they share.
+// parses, plus the small statistics helpers that both drivers (egm-bench,
+// allsize) use.
 //
 // # Definitions
 //

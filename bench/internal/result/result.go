@@ -100,13 +100,14 @@ func (s *Stream) Goodput() {
 	s.Mpps = f / s.Seconds / 1e6
 }
 
-// Median returns the median of v (the mean of the two middle values for an
-// even count), or NaN for an empty slice. v is not modified.
+// Median returns the median of the finite values of v (the mean of the two
+// middle values for an even count), or NaN if there is none: a NaN stands
+// for a repetition that failed. v is not modified.
 func Median(v []float64) float64 {
-	if len(v) == 0 {
+	s := slices.DeleteFunc(slices.Clone(v), func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) })
+	if len(s) == 0 {
 		return math.NaN()
 	}
-	s := slices.Clone(v)
 	slices.Sort(s)
 	m := len(s) / 2
 	if len(s)%2 == 1 {

@@ -52,14 +52,15 @@ func TestMedian(t *testing.T) {
 		{[]float64{3, 1, 2}, 2},
 		{[]float64{4, 1, 3, 2}, 2.5},
 		{[]float64{5}, 5},
+		{[]float64{math.NaN(), 7, math.Inf(1), 3}, 5},
 	}
 	for _, tt := range tests {
 		if got := Median(tt.in); got != tt.want {
 			t.Errorf("Median(%v) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
-	if !math.IsNaN(Median(nil)) {
-		t.Error("Median(nil) is not NaN")
+	if !math.IsNaN(Median(nil)) || !math.IsNaN(Median([]float64{math.NaN()})) {
+		t.Error("Median of no finite value is not NaN")
 	}
 }
 
