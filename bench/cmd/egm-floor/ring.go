@@ -34,7 +34,7 @@ const (
 // tells the kernel how many of the frame's first bytes to copy into the
 // socket buffer's linear area. vnetLinearMax is the longest frame copied
 // whole: gm/link's rule, so that the floor uses the kernel path the link
-// does (bench/README.md, "The streaming path").
+// does.
 const (
 	vnetHdrLen    = 10
 	vnetLinearMax = 16384
