@@ -106,6 +106,14 @@ type Config struct {
 	ClusterKeyFile string
 	// Partition is the partition number used with ClusterKeyFile.
 	Partition uint16
+	// VirtualAddresses makes the port's remote pointers its process's
+	// virtual addresses, as in GM (for C programs, through libgm): peers'
+	// puts and gets name addresses, and memory is made reachable by page
+	// with RegisterPages and DeregisterPages, which count registrations
+	// per page. RegisterMemory and DeregisterMemory then return an
+	// error. The memory registered must be C or mmap'd memory, never Go
+	// memory (see RegisterPages).
+	VirtualAddresses bool
 	// OpenLink opens the link of each interface of the unit; nil means
 	// link.Open (an AF_PACKET socket). Tests run ports over in-memory
 	// links with it (package linktest), and a program can decorate the

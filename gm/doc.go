@@ -75,6 +75,17 @@
 // sleeps only after SpinTime without one, so a streaming receiver costs no
 // system call or wake-up per frame.
 //
+// # Remote memory
+//
+// Put and Get reach memory the target port registered, once it called
+// AllowRemoteMemoryAccess. By default a RemotePtr names a registered Go
+// slice (RegisterMemory returns region id << 40 | offset). A port opened
+// with Config.VirtualAddresses follows GM's own model instead, for C
+// programs: remote pointers are the process's virtual addresses, and C or
+// mmap'd memory is registered by 4096-byte page with RegisterPages and
+// DeregisterPages, counted per page, checked per page, a transfer
+// spanning adjacent registrations (docs/GM-API.md, section 6.2).
+//
 // # Capture and diagnostics
 //
 // Capture is a decorator the program attaches, so that a program that does

@@ -150,6 +150,10 @@ type Port struct {
 	closed     atomic.Bool
 	done       chan struct{}
 	wg         sync.WaitGroup
+
+	// pages: the port was opened with Config.VirtualAddresses; its
+	// registered pages (pages.go; guarded by mu).
+	pages *pageTable
 }
 
 // Open is gm_open: it opens port id of the unit named unit (see
@@ -265,6 +269,10 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		Sources:         p.sources,
 		AnswerClosed:    p.answerClosed,
 	}, p.rails)
+	if c.VirtualAddresses {
+		p.pages = newPageTable()
+		p.eng.SetMemory(p.pages)
+	}
 	p.rails.Attach(p.eng, p.now)
 	p.ready.Store(true)
 	p.wg.Add(1)

@@ -41,8 +41,10 @@ import (
 // give SendTargetPortClosed and SendTargetNodeUnreachable as for sends.
 
 // RemotePtr is gm_remote_ptr_t: the address of a byte in a peer's
-// registered memory, region id << RemotePtrRegionShift | offset. The zero
-// value never points anywhere.
+// registered memory, region id << RemotePtrRegionShift | offset. On a
+// target opened with Config.VirtualAddresses it is instead a virtual
+// address of the target process (RemotePtr(addr); Region and Offset mean
+// nothing then). The zero value never points anywhere.
 type RemotePtr uint64
 
 const (
@@ -99,6 +101,9 @@ func (p *Port) RegisterMemory(buf []byte) (RemotePtr, error) {
 	if p.closed.Load() {
 		return 0, ErrClosed
 	}
+	if p.pages != nil {
+		return 0, fmt.Errorf("%w: this port was opened with Config.VirtualAddresses: its remote pointers are addresses; register memory with RegisterPages", InvalidParameter)
+	}
 	r, err := p.eng.RegisterMemory(buf)
 	return RemotePtr(r), err
 }
@@ -112,6 +117,9 @@ func (p *Port) DeregisterMemory(ptr RemotePtr) error {
 	defer p.mu.Unlock()
 	if p.closed.Load() {
 		return ErrClosed
+	}
+	if p.pages != nil {
+		return fmt.Errorf("%w: this port was opened with Config.VirtualAddresses: deregister memory with DeregisterPages", InvalidParameter)
 	}
 	return p.eng.DeregisterMemory(uint64(ptr))
 }

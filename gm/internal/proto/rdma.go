@@ -21,6 +21,10 @@ import (
 // until AllowRemoteAccess is called; from then on every registered region
 // is (GM's all-or-nothing rule).
 //
+// With a Memory (SetMemory), remote pointers are instead addresses in it,
+// GM's own model: the Memory answers for the pages its owner registered,
+// and the region table is not consulted.
+//
 // Transfers travel in the sender's ordinary stream to (node, port,
 // priority): a PUT transfer and a GET request are queued, numbered,
 // segmented, acknowledged and retransmitted exactly like a message, so
@@ -64,6 +68,18 @@ var (
 	ErrRegionsFull = errors.New("gm: every region id (2^24-1) is in use")
 )
 
+// Memory is the target memory of a port whose remote pointers are its
+// process's virtual addresses (GM's own model, for C callers): Slice
+// returns the n bytes at addr if every page they touch is registered, and
+// false otherwise. The engine consults it, instead of the region table,
+// when it is set (SetMemory); it calls Slice when a PUT or GET arrives,
+// again for every PUT frame it writes (memory deregistered meanwhile is
+// not written), and keeps a GET's slice until the reply is sent, so the
+// owner must call DetachMemory before the memory stops being mapped.
+type Memory interface {
+	Slice(addr uint64, n uint32) ([]byte, bool)
+}
+
 type region struct {
 	buf  []byte
 	live bool // registered; PUT frames are written only while live
@@ -91,7 +107,8 @@ type rdmaRx struct {
 	raddr uint64
 	dst   []byte  // where the payload goes (PUT, GOT); nil: discard
 	reg   *region // PUT: the target region
-	roff  uint64  // PUT: the offset of dst in the region
+	roff  uint64  // PUT: the offset of dst in the region (the address, with a Memory)
+	mem   bool    // PUT: into the engine's Memory (each frame looks its bytes up)
 	op    *getOp  // GOT: the get it answers
 	got   int32   // GET: its reply record
 	next  int32   // free list
@@ -110,6 +127,8 @@ type rdmaState struct {
 	gotFree    int32       // free list of reply records
 	gotStream  []*txStream // the stream each reply record is queued on
 	resume     []*txStream // streams a failed GOT disabled, to re-enable in Tick
+	mem        Memory      // set: remote pointers are addresses in it (SetMemory)
+	gotAddr    []uint64    // with mem: the address each reply record reads
 }
 
 func (e *Engine) rd() *rdmaState {
@@ -177,6 +196,35 @@ func (e *Engine) DeregisterMemory(ptr uint64) error {
 	return nil
 }
 
+// SetMemory makes m this engine's target memory: remote pointers of PUTs
+// and GETs are addresses in m, and the region table is not consulted (see
+// Memory). Call it before AllowRemoteAccess and before any traffic.
+func (e *Engine) SetMemory(m Memory) { e.rd().mem = m }
+
+// DetachMemory stops every reply (GOT) still to be sent from reading
+// [addr, addr+n) of the engine's Memory: a reply that reads any of it
+// takes a copy of its source now and sends the copy, so the memory may be
+// unmapped once DetachMemory returns. The owner of the Memory calls it
+// when it deregisters memory. The get reads the memory as it is when it
+// was deregistered, a moment at which it was still registered.
+func (e *Engine) DetachMemory(addr, n uint64) {
+	rd := e.rdma
+	if rd == nil || rd.mem == nil || rd.gotBase == 0 {
+		return
+	}
+	for k := range ReplySlots {
+		r := &e.recs[rd.gotBase+int32(k)]
+		if r.kind != recGot || r.msg == nil {
+			continue
+		}
+		lo := rd.gotAddr[k]
+		if lo < addr+n && addr < lo+uint64(len(r.msg)) {
+			r.msg = append([]byte(nil), r.msg...)
+			rd.gotAddr[k] = 0
+		}
+	}
+}
+
 // Regions returns the number of registered regions.
 func (e *Engine) Regions() int {
 	if e.rdma == nil {
@@ -203,6 +251,7 @@ func (e *Engine) AllowRemoteAccess() {
 	e.recs[base+ReplySlots-1].next = -1
 	rd.gotBase, rd.gotFree = base, base
 	rd.gotStream = make([]*txStream, ReplySlots)
+	rd.gotAddr = make([]uint64, ReplySlots)
 }
 
 // RemoteAccessAllowed reports whether AllowRemoteAccess was called.
@@ -490,6 +539,13 @@ func (rd *rdmaState) lookup(raddr uint64, n uint32) (*region, []byte, bool) {
 	if !rd.allowed {
 		return nil, nil, false
 	}
+	if rd.mem != nil {
+		if raddr+uint64(n) < raddr {
+			return nil, nil, false // wraps
+		}
+		b, ok := rd.mem.Slice(raddr, n)
+		return nil, b, ok
+	}
 	r := rd.regions[uint32(raddr>>RegionShift)]
 	o := raddr & offMask
 	if r == nil || o > uint64(len(r.buf)) || uint64(n) > uint64(len(r.buf))-o {
@@ -552,9 +608,31 @@ func (e *Engine) rdmaPlace(now Time, rs *rxStream, m *rxMsg, seq uint32, h wire.
 		if x.reg.live {
 			copy(x.dst[o:o+plen], h.Payload())
 		}
+	case x.mem:
+		e.rdma.memWrite(x.roff+uint64(o), h.Payload()[:plen])
 	}
 	return true
 }
+
+// memWrite writes b at addr of the Memory, looked up again for every frame:
+// pages deregistered since the transfer started are not written (those
+// still registered are).
+func (rd *rdmaState) memWrite(addr uint64, b []byte) {
+	if dst, ok := rd.mem.Slice(addr, uint32(len(b))); ok {
+		copy(dst, b)
+		return
+	}
+	for len(b) > 0 { // page by page
+		n := min(uint64(len(b)), memPage-addr%memPage)
+		if dst, ok := rd.mem.Slice(addr, uint32(n)); ok {
+			copy(dst, b[:n])
+		}
+		addr, b = addr+n, b[n:]
+	}
+}
+
+// memPage is the page size of a Memory's registrations (GM_PAGE_LEN).
+const memPage = 4096
 
 // putBlocked reports whether an earlier PUT transfer of rs, still
 // incomplete, overlaps the memory the PUT transfer m writes: m's frames
@@ -569,7 +647,7 @@ func (e *Engine) putBlocked(rs *rxStream, m *rxMsg) bool {
 		if y.kind != wire.TypePut {
 			continue
 		}
-		if z := &e.rdma.rx[y.slot]; z.reg == x.reg && x.reg != nil &&
+		if z := &e.rdma.rx[y.slot]; (z.reg == x.reg && x.reg != nil || z.mem && x.mem) &&
 			z.roff < x.roff+uint64(m.msgLen) && x.roff < z.roff+uint64(y.msgLen) {
 			return true
 		}
@@ -606,6 +684,9 @@ func (e *Engine) rdmaNewMsg(rs *rxStream, frame []byte, h wire.Header, startSeq 
 			return nil
 		}
 		x.reg, x.dst, x.roff = r, dst, raddr&offMask
+		if rd.mem != nil {
+			x.dst, x.roff, x.mem = nil, raddr, true
+		}
 	case wire.TypeGet:
 		_, src, ok := rd.lookup(raddr, msgLen)
 		if !ok {
@@ -624,6 +705,7 @@ func (e *Engine) rdmaNewMsg(rs *rxStream, frame []byte, h wire.Header, startSeq 
 		rd.gotFree = e.recs[gi].next
 		e.recs[gi] = sendRec{msg: src, length: msgLen, kind: recGot, nseg: e.rdmaSegs(msgLen), next: -1,
 			raddr: binary.BigEndian.Uint64(h.Payload())}
+		rd.gotAddr[gi-rd.gotBase] = raddr
 		x.got = gi
 	case wire.TypeGot:
 		// Never refused: the target's stream must not stall on a get this
