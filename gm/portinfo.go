@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ethergm/ethergm/ctl"
+	"github.com/ethergm/ethergm/gm/internal/proto"
 	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/nodemap"
 )
@@ -70,6 +72,9 @@ type PortInfo struct {
 	// has changed. A link that cannot filter (not a link.PortSetter)
 	// takes in every port's frames whatever RxPorts says.
 	RxPorts []int `json:"rx_ports,omitempty"`
+	// Congestion is the congestion control state of every host the port
+	// sent to, in node order (docs/PROTOCOL.md, "Congestion control").
+	Congestion []CongestionInfo `json:"congestion,omitempty"`
 	// Error is set by ListPorts when the holder's answer could not be
 	// read; only Unit, Port and PID are valid then.
 	Error string `json:"error,omitempty"`
@@ -108,6 +113,41 @@ type ProtocolCounters struct {
 	Misaddressed              uint64 `json:"misaddressed"` // frames for another node or port, or from a node not in the map or not from its MACs, dropped
 	Ignored                   uint64 `json:"ignored"`      // frames of a type the port does not take, or control frames of no current session, dropped
 	PeerResets                uint64 `json:"peer_resets"`  // peers whose sessions a node map change of their identity (or this host's) ended
+	// Resends by cause (with those of partly sent batches they add up to
+	// DataRetransmitted), and congestion windows shrunk by signal.
+	RetransmitsLoss    uint64 `json:"resends_loss"`     // frames selective acks showed lost
+	RetransmitsTimeout uint64 `json:"resends_timeout"`  // frames a retransmission timeout resent
+	RetransmitsGoBack  uint64 `json:"resends_go_back"`  // frames the receiver asked for again
+	WindowCutsLoss     uint64 `json:"window_cuts_loss"` // congestion windows halved on a loss
+	WindowCutsDelay    uint64 `json:"window_cuts_delay"`
+}
+
+// CongestionInfo is the congestion control state of the streams from a
+// port to one destination host.
+type CongestionInfo struct {
+	Node NodeID `json:"node"`
+	// Window is the congestion window: the frames each stream to the
+	// host may have in flight (fewer if its own window is smaller);
+	// Ssthresh the slow-start threshold.
+	Window   int `json:"window"`
+	Ssthresh int `json:"ssthresh"`
+	// InFlight is the frames in flight to the host, all streams.
+	InFlight int `json:"in_flight"`
+	// MinRTT is the smallest round trip measured recently, SRTT the
+	// smoothed round trip, in microseconds (0: none measured yet).
+	MinRTT float64 `json:"min_rtt_us"`
+	SRTT   float64 `json:"srtt_us"`
+}
+
+func congestionInfo(cs []proto.CongestionState) []CongestionInfo {
+	var out []CongestionInfo
+	for _, c := range cs {
+		out = append(out, CongestionInfo{
+			Node: NodeID(c.Node), Window: c.Window, Ssthresh: c.Ssthresh, InFlight: c.InFlight,
+			MinRTT: float64(c.MinRTT) / float64(time.Microsecond), SRTT: float64(c.SRTT) / float64(time.Microsecond),
+		})
+	}
+	return out
 }
 
 func protocolCounters(s Stats) ProtocolCounters {
@@ -122,6 +162,8 @@ func protocolCounters(s Stats) ProtocolCounters {
 		NacksReceivedNoBuffer: s.NacksReceivedNoBuffer, NacksReceivedRejected: s.NacksReceivedRejected,
 		NacksReceivedPortClosed: s.NacksReceivedPortClosed, NacksReceivedStaleSession: s.NacksReceivedStaleSession,
 		Misaddressed: s.Misaddressed, Ignored: s.Ignored, PeerResets: s.PeerResets,
+		RetransmitsLoss: s.RetransmitsLoss, RetransmitsTimeout: s.RetransmitsTimeout, RetransmitsGoBack: s.RetransmitsGoBack,
+		WindowCutsLoss: s.WindowCutsLoss, WindowCutsDelay: s.WindowCutsDelay,
 	}
 }
 
@@ -156,6 +198,11 @@ func (c *ProtocolCounters) Add(o ProtocolCounters) {
 	c.Misaddressed += o.Misaddressed
 	c.Ignored += o.Ignored
 	c.PeerResets += o.PeerResets
+	c.RetransmitsLoss += o.RetransmitsLoss
+	c.RetransmitsTimeout += o.RetransmitsTimeout
+	c.RetransmitsGoBack += o.RetransmitsGoBack
+	c.WindowCutsLoss += o.WindowCutsLoss
+	c.WindowCutsDelay += o.WindowCutsDelay
 }
 
 // LinkCounters are a link's counters (link.Stats) under stable JSON names.
@@ -235,6 +282,7 @@ func (p *Port) Info() PortInfo {
 	p.mu.Lock()
 	if !p.closed.Load() {
 		pi.Stats = protocolCounters(p.eng.Stats())
+		pi.Congestion = congestionInfo(p.eng.Congestion())
 		st, rt := p.eng.SendTokens(), p.eng.Pools().Tokens()
 		pi.SendTokens, pi.FreeSendTokens = st.Total(), st.Free()
 		pi.ReceiveTokens, pi.FreeReceiveTokens = rt.Total(), rt.Free()

@@ -1,7 +1,9 @@
 // Command gm_counters prints the counters of an EtherGM unit across all the
 // processes that use it on this host: frames and bytes sent and received,
-// resends, acks and nacks, drops by reason, CRC errors, the mapper's frames
-// and map changes; one column per open port with --verbose.
+// resends (by cause: loss, timeout, go-back), acks and nacks, drops by reason,
+// CRC errors, the mapper's frames and map changes, and the congestion
+// window of every port toward each host it sends to; one column per open
+// port with --verbose.
 //
 // Usage:
 //
@@ -194,6 +196,11 @@ func portCounters(p gm.PortInfo) map[string]uint64 {
 		"sessions_opened":              s.OpensSent,
 		"sessions_started":             s.SessionsStarted,
 		"peer_resets":                  s.PeerResets,
+		"resends_loss":                 s.RetransmitsLoss,
+		"resends_timeout":              s.RetransmitsTimeout,
+		"resends_go_back":              s.RetransmitsGoBack,
+		"window_cuts_loss":             s.WindowCutsLoss,
+		"window_cuts_delay":            s.WindowCutsDelay,
 	}
 }
 
@@ -264,8 +271,30 @@ func print(w io.Writer, c, prev *Counters, verbose bool) {
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+	printCongestion(w, c)
 	for _, n := range c.Notes {
 		fmt.Fprintln(w, "Note: "+n+".")
 	}
 	fmt.Fprintln(w)
+}
+
+// printCongestion writes the congestion state of every port's destination
+// hosts, if any port sent anything.
+func printCongestion(w io.Writer, c *Counters) {
+	any := false
+	for _, p := range c.Ports {
+		any = any || len(p.Congestion) > 0
+	}
+	if !any {
+		return
+	}
+	fmt.Fprintln(w, "\nCongestion windows (frames in flight per stream to the host; round trips in microseconds):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "port\tpid\tto node\twindow\tssthresh\tin flight\tsrtt\tmin rtt\t")
+	for _, p := range c.Ports {
+		for _, cs := range p.Congestion {
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%.0f\t%.0f\t\n", p.Port, p.PID, cs.Node, cs.Window, cs.Ssthresh, cs.InFlight, cs.SRTT, cs.MinRTT)
+		}
+	}
+	tw.Flush()
 }

@@ -35,6 +35,24 @@ type congestion struct {
 	minAt    Time // when minRTT was taken
 	lastCut  Time // when the window last shrank
 	hold     time.Duration
+	// lossy: the path dropped a frame since the window was last whole
+	// (Config.Window). Only then does delay count: a path that never
+	// dropped has no queue to keep from overflowing, and its delay is
+	// the hosts' own (a busy receiver, scheduling). floor is the window
+	// the last loss left: when an epoch shows that the delay was not
+	// this sender's to cure (competitive), the delay's cuts below it are
+	// undone, as TCP undoes the cuts of spurious timeouts (Eifel).
+	lossy bool
+	floor int32
+
+	// Copa's competitive mode (Arun and Balakrishnan, NSDI 2018): the
+	// smallest sample of each epoch of epochLen; if the queue never
+	// drained to the target during an epoch, a sender that does not back
+	// off on delay (TCP) shares the queue, and the next epoch reacts to
+	// loss only, so as not to leave it everything.
+	epochAt     Time
+	epochMin    time.Duration
+	competitive bool
 }
 
 // Parameters of the congestion control.
@@ -57,7 +75,7 @@ const (
 	// clear path between two busy hosts shows (the receiver's ack delay,
 	// its polling) and below what a switch queue shaped like the incast
 	// tests' (2 ms of a 1 Gbit/s link) holds before it drops.
-	congestionDelay = 500 * time.Microsecond
+	congestionDelay = 1 * time.Millisecond
 	// fairnessRange is the most the target grows for a small window
 	// (Swift's flow scaling): target = minRTT + congestionDelay +
 	// fairnessRange * (1/sqrt(cwnd) - 1/sqrt(MaxWindow)) /
@@ -70,6 +88,10 @@ const (
 	// minRTTWindow is how long the smallest round trip seen is trusted;
 	// the first sample after it replaces it (the path may have changed).
 	minRTTWindow = 10 * time.Second
+	// epochLen is how long the queue must stay above the delay target,
+	// with every sample, for the window to react to loss only (see
+	// congestion.competitive).
+	epochLen = 50 * time.Millisecond
 	// delayBeta scales the decrease on delay (Swift's beta): the window is
 	// multiplied by 1 - delayBeta * excess / sample, at least by 1/2.
 	delayBeta = 0.8
@@ -90,11 +112,12 @@ func (s *txStream) cwnd() int32 { return min(s.window, s.peer.cc.cwnd) }
 // ccAcked grows s's host's window for n frames newly acknowledged.
 func (e *Engine) ccAcked(now Time, s *txStream, n int32) {
 	c := &s.peer.cc
-	if c.over || now-c.lastCut < c.hold || e.cfg.NoCongestionControl {
+	if (c.over && c.lossy) || now-c.lastCut < c.hold || e.cfg.NoCongestionControl {
 		return
 	}
 	top := int32(e.cfg.Window)
 	if c.cwnd >= top {
+		c.lossy = false
 		return
 	}
 	if c.cwnd < c.ssthresh {
@@ -116,9 +139,19 @@ func (e *Engine) ccRTT(now Time, s *txStream, sample time.Duration) {
 		c.minRTT, c.minAt = sample, now
 	}
 	target := c.minRTT + congestionDelay + fairness(c.cwnd)
-	c.over = sample > target
 	c.queued = sample > c.minRTT+congestionDelay/2
-	if !c.over {
+	if c.epochMin == 0 || sample < c.epochMin {
+		c.epochMin = sample
+	}
+	if now-c.epochAt >= epochLen {
+		c.competitive = c.epochAt != 0 && c.epochMin > target
+		c.epochAt, c.epochMin = now, sample
+		if c.competitive && c.cwnd < c.floor {
+			c.cwnd, c.ssthresh, c.acc = c.floor, c.floor, 0
+		}
+	}
+	c.over = sample > target && !c.competitive
+	if !c.over || !c.lossy {
 		return
 	}
 	f := 1 - delayBeta*float64(sample-target)/float64(sample)
@@ -136,6 +169,8 @@ func (e *Engine) ccLoss(now Time, s *txStream) {
 	}
 	if e.ccCut(now, s, 0.5, floor) {
 		e.stats.WindowCutsLoss++
+		s.peer.cc.lossy = true
+		s.peer.cc.floor = s.peer.cc.cwnd
 	}
 }
 
@@ -199,16 +234,21 @@ func (e *Engine) Congestion() []CongestionState {
 // Why the frames of a stream's retransmission range are resent.
 const (
 	causeLoss    uint8 = iota // selective acks, or the ack of a timeout's probe, showed them lost
-	causeTimeout              // the retransmission timeout expired
+	causeTimeout              // the retransmission timeout expired: the probe (or, every other time, the oldest frame)
 	causeGoBack               // the receiver asked to go back (ACK with FlagRetransmit)
 )
 
 // resent counts a frame of s resent, by cause, and shrinks the window of
-// s's host: a resent frame was lost (or taken for lost after a timeout).
+// s's host if the frame was lost. The frame a retransmission timeout
+// resends alone is a probe, not a loss: a busy receiver or a descheduled
+// process causes most timeouts on a loaded host, and the window must not
+// pay for them. If the probe's answer shows frames lost, they are resent
+// as losses (causeLoss), and the window shrinks then.
 func (e *Engine) resent(now Time, s *txStream) {
 	switch s.rtxCause {
 	case causeTimeout:
 		e.stats.RetransmitsTimeout++
+		return
 	case causeGoBack:
 		e.stats.RetransmitsGoBack++
 	default:

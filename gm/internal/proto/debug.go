@@ -39,9 +39,11 @@ func (e *Engine) Dump(now Time) string {
 					p.node, port, pri, s.session, r(s.una), r(s.nxt), r(s.nextSeq), r(s.hiSent), diff(s.nxt, s.una), s.window,
 					r(s.rtxNext), r(s.rtxEnd), s.rtxAll, s.qLen, s.qAssigned)
 				fmt.Fprintf(&b, " opening %v (sent %v, leaving %08x)", s.opening, s.openSent, s.prevSess)
-				fmt.Fprintf(&b, " disabled %v active %v probing %v noBuf %v (since %s) backoff %v until %s rto %v at %s srtt %v lastHeard %s fastHold %s txCount %d lostBefore %d\n",
+				fmt.Fprintf(&b, " disabled %v active %v probing %v noBuf %v (since %s) backoff %v until %s rto %v at %s srtt %v lastHeard %s fastHold %s txCount %d lostBefore %d",
 					s.disabled, s.active, s.probing, s.noBuf, rel(s.noBufSince), s.backoff, rel(s.backoffUntil),
 					s.rto, rel(s.rtoAt), s.srtt, rel(s.lastHeard), rel(s.fastHold), s.txCount, s.lostBefore)
+				c := &p.cc
+				fmt.Fprintf(&b, " cwnd %d ssthresh %d minRTT %v over %v queued %v competitive %v lastCut %s\n", c.cwnd, c.ssthresh, c.minRTT, c.over, c.queued, c.competitive, rel(c.lastCut))
 				for i := 0; i < s.qLen && i < 8; i++ {
 					m := &e.recs[s.q[(s.qHead+i)%qCap]]
 					fmt.Fprintf(&b, "    msg %d: size %d len %d nseg %d", i, m.size, m.length, m.nseg)

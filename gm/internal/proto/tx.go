@@ -603,7 +603,7 @@ func (e *Engine) onAck(now Time, s *txStream, h wire.Header) {
 				s.rtxEnd = s.nxt
 			}
 			s.rtxAll = false
-			s.rtxCause = causeTimeout
+			s.rtxCause = causeLoss
 		}
 	}
 	if h.Flags()&wire.FlagRetransmit != 0 && now >= s.fastHold && e.outstanding(s) {
