@@ -1,10 +1,9 @@
 // Package mapper is the sans-I/O core of gm_mapper, EtherGM's mapper: host
 // discovery on every rail, election of the one mapper in charge, stable node
 // ids, building and distributing the node map, and verification (remaps when
-// hosts or links come and go). The model is GM-2's mapper
-// (shared/reference/gm-semantics.md §6); docs/MAPPER.md describes the
-// protocol, the election, the states, the files and the timings, and
-// docs/PROTOCOL.md §7.8 and §13 the frames.
+// hosts or links come and go). The model is GM-2's mapper; docs/MAPPER.md
+// describes the protocol, the election, the states, the files and the
+// timings, and docs/PROTOCOL.md §7.8 and §13 the frames.
 //
 // # Driving the core
 //

@@ -1,5 +1,6 @@
-// Command allsize is the benchmark driver of issue 4: gm_allsize next to
-// NetPIPE (TCP) and sockperf (UDP) on the same path, in one run.
+// Command allsize is the benchmark driver of gm_allsize over all message
+// sizes, next to NetPIPE (TCP) and sockperf (UDP) on the same path, in one
+// run.
 //
 // It builds two network namespaces joined by one veth pair (no bridge) for
 // each MTU (1500 and 9000 by default), pins every client to CPU 0 and every

@@ -85,7 +85,7 @@ type Row struct {
 	RatioTCP *float64 `json:"ethergm_over_tcp"`
 }
 
-// Goal is one target of issue 4 and whether the run met it.
+// Goal is one target of the benchmark and whether the run met it.
 type Goal struct {
 	Goal    string   `json:"goal"`
 	MTU     int      `json:"mtu"`

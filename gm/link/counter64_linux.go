@@ -10,8 +10,8 @@ import "sync/atomic"
 // a uint64 is a machine word there, and the Go memory model guarantees
 // that a read racing with a write of a machine word observes either the
 // old or the new value, never a mix. An atomic store (XCHG on amd64, a
-// full barrier) cost about 10 ns per counter on the data path, four per
-// round trip on each side. Readers load atomically.
+// full barrier) would cost a locked instruction per counter on the data
+// path, several per round trip on each side. Readers load atomically.
 type counter struct{ v uint64 }
 
 // add adds n. Only the holder of the mutex that guards the counter's

@@ -742,8 +742,8 @@ func sendto(fd int, frame []byte, sa *unix.RawSockaddrLinklayer) error {
 }
 
 // rawSendto is sendto(2) with MSG_DONTWAIT as a raw system call: without
-// the runtime's entersyscall and exitsyscall around it. Those cost about
-// 0.1 us per call, and while the kernel runs a long call (a kick of the
+// the runtime's entersyscall and exitsyscall around it. Those cost time on
+// every call, and while the kernel runs a long call (a kick of the
 // transmit ring delivers every queued frame through veth within it) the
 // runtime's monitor hands the goroutine's P to another thread, which takes
 // two context switches per call on the sender's CPU. A raw call must not

@@ -35,9 +35,9 @@ import (
 // What it proves belongs to the kernel, not to the interface or the Link's
 // ring (the test has a ring of its own, on lo): a test that passed is not
 // run again in this process for the same network namespace, EtherType and
-// largest test frame (selfTestCache). It costs about 50 ms, most of it in
-// the kernel's RCU grace periods (synchronize_net) when its ring is set up
-// and its sockets closed: some 40 % of an Open (BenchmarkOpen). A failed
+// largest test frame (selfTestCache): it is a large part of an Open
+// (BenchmarkOpen), most of it the kernel's RCU grace periods
+// (synchronize_net) when its ring is set up and its sockets closed. A failed
 // test is run again at the next Open: its cause (lo down, a loaded
 // machine) may pass.
 func (l *Link) selfTest() string {

@@ -6,8 +6,7 @@
 // clearing of a page) per 4 KiB, and a send buffer that was never written
 // is read from the kernel's shared zero page. In a virtual machine whose
 // host backs guest memory lazily, a first touch can also cost a fault in
-// the host, tens of microseconds per page (measured on the development
-// VM: 64 MiB of fresh buffers took 1-2 s to touch). An application that
+// the host, which is far dearer. An application that
 // reuses its buffers pays none of this, and neither do the baselines the
 // benchmarks compare with (NetPIPE, sockperf), so the benchmarks touch
 // their buffers before they start timing.
@@ -17,8 +16,8 @@ package membuf
 const pageSize = 4096
 
 // Touched returns a zeroed buffer of n bytes with every page written once
-// (madvise(MADV_POPULATE_WRITE) is not enough: on the development VM the
-// first writes after it still faulted in the host).
+// (madvise(MADV_POPULATE_WRITE) is not enough: in a virtual machine the
+// first writes after it can still fault in the host).
 func Touched(n int) []byte {
 	b := make([]byte, n)
 	for i := 0; i < n; i += pageSize {

@@ -39,11 +39,10 @@ const PortProbeInterval = 250 * time.Millisecond
 // on a timer leaves the Go runtime idle; sleeping in link.MultiWait instead
 // blocks a thread in ppoll(2), and after every such sleep the runtime's
 // sysmon thread polls for up to 10 ms (20 us at first) before it takes the
-// blocked thread's P back. With one wake-up per received scout, that cost
-// 26 ms of CPU per second per idle daemon in a 16-host cluster on a 2-vCPU
-// VM, half of it in sysmon; polling every 20 ms cost 14.5 ms, every 50 ms
-// 10.6 ms (with GOMAXPROCS=1, as gm_mapper runs). Mapper frames can wait
-// 50 ms.
+// blocked thread's P back. With one wake-up per received scout, an idle
+// daemon of a large cluster would spend much of its CPU in sysmon; a
+// periodic poll costs less, and the longer its period the less. Mapper
+// frames can wait 50 ms.
 const DefaultRecvPoll = 50 * time.Millisecond
 
 // ErrBusy is wrapped by New's error when another gm_mapper serves the unit

@@ -132,8 +132,6 @@ var ratioSpecs = []ratioSpec{
 	// 1 MiB messages counted as message payload, compared with the
 	// application payload of the link (1456 bytes per frame, the same
 	// bytes after the EtherGM header) and of UDP (1472 bytes per datagram).
-	// The goals against the floor and the link are issue 11's (the port
-	// core); those against UDP and the key's are the earlier issues'.
 	{"gm polling RTT / floor RTT (p50)", "gm_poll.p50", "floor_pp.p50", "<=", 1.15},
 	{"gm polling RTT / UDP RTT (p50)", "gm_poll.p50", "udp_pp.p50", "<=", 0.1},
 	{"gm stream / UDP stream goodput (message / datagram payload)", "gm_stream.gbps_app", "udp_stream.gbps_app", ">=", 1.3},

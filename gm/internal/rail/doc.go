@@ -50,7 +50,7 @@
 // back into stream order (see Set.Drain), so that reading one ring before
 // the other reorders nothing. On veth, striping then causes no
 // retransmission (the port's TestIntegrationRails checks it; without these
-// two, 0.4-1.7% of the frames were resent needlessly).
+// two, some frames were resent needlessly).
 //
 // Failover. A rail is down for every peer when its interface is down or
 // has no carrier (Endpoint.Running, checked every carrierEvery) or a send
