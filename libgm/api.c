@@ -13,6 +13,12 @@
 #include "egm.h"
 #include "_cgo_export.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#define egm_pause() __builtin_ia32_pause()
+#else
+#define egm_pause() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
+
 void egm_call_send(gm_send_completion_callback_t f, struct gm_port *p, void *ctx, gm_status_t s)
 {
 	f(p, ctx, s);
@@ -372,20 +378,49 @@ int gm_alloc_send_token(struct gm_port *p, unsigned int priority) { return egm_s
 void gm_free_send_token(struct gm_port *p, unsigned int priority) { egm_send_token(p, 1, priority, 1); }
 void gm_free_send_tokens(struct gm_port *p, unsigned int priority, unsigned int count)
 {
-	egm_send_token(p, 1, priority, count);
+	egm_send_token(p, 3, priority, count);
 }
 int gm_send_token_available(struct gm_port *p, unsigned int priority) { return egm_send_token(p, 2, priority, 1); }
 
 /* ---- Receiving ---- */
 
+/*
+ * Providing a buffer queues it in C, at no call into Go: a ping-pong
+ * provides once per message on each side, and a call into Go costs far
+ * more than the queueing. The queue goes to the port at the next call into
+ * Go; see struct gm_port.
+ */
+static void provide(struct gm_port *p, void *ptr, unsigned int size, unsigned int priority, unsigned int tag)
+{
+	int queued = 0;
+
+	if (p == NULL) {
+		egm_provide_receive_buffer(p, ptr, size, priority, tag); /* reports the misuse */
+		return;
+	}
+	while (__atomic_exchange_n(&p->lock, 1, __ATOMIC_ACQUIRE) != 0)
+		egm_pause();
+	if (!p->sleeping && p->nprovide < EGM_PROVIDE_QUEUE) {
+		struct egm_provide *q = &p->provide[p->nprovide++];
+		q->ptr = ptr;
+		q->size = size;
+		q->priority = priority;
+		q->tag = tag;
+		queued = 1;
+	}
+	__atomic_store_n(&p->lock, 0, __ATOMIC_RELEASE);
+	if (!queued)
+		egm_provide_receive_buffer(p, ptr, size, priority, tag);
+}
+
 void gm_provide_receive_buffer(struct gm_port *p, void *ptr, unsigned int size, unsigned int priority)
 {
-	egm_provide_receive_buffer(p, ptr, size, priority, 0);
+	provide(p, ptr, size, priority, 0);
 }
 void gm_provide_receive_buffer_with_tag(struct gm_port *p, void *ptr, unsigned int size,
 					unsigned int priority, unsigned int tag)
 {
-	egm_provide_receive_buffer(p, ptr, size, priority, tag);
+	provide(p, ptr, size, priority, tag);
 }
 gm_status_t gm_set_acceptable_sizes(struct gm_port *p, enum gm_priority priority, gm_size_t mask)
 {

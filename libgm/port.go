@@ -269,15 +269,18 @@ func egm_send_token(c *C.struct_gm_port, op C.int, pri, count C.uint) C.int {
 	switch op {
 	case 0:
 		return cbool(cp.p.AllocSendToken(pr))
-	case 1:
-		var err error
-		if count == 1 {
+	case 1, 3:
+		// gm_free_send_token gives back one token it allocated;
+		// gm_free_send_tokens deposits count tokens (the counters start
+		// at 0, as in GM).
+		call, err := "gm_free_send_token", error(nil)
+		if op == 1 {
 			err = cp.p.FreeSendToken(pr)
 		} else {
-			err = cp.p.DepositSendTokens(pr, int(count))
+			call, err = "gm_free_send_tokens", cp.p.DepositSendTokens(pr, int(count))
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "libgm: gm_free_send_token(s): %v\n", err)
+			fmt.Fprintf(os.Stderr, "libgm: %s: %v\n", call, err)
 		}
 		return 0
 	}

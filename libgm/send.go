@@ -10,6 +10,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ethergm/ethergm/gm"
@@ -77,6 +78,7 @@ func (cp *port) sent(_ *gm.Port, ctx any, st gm.Status) {
 func egm_send(c *C.struct_gm_port, kind C.int, local unsafe.Pointer, arg C.gm_u64_t, length C.gm_size_t,
 	size, pri, node C.uint, port C.int, fn C.gm_send_completion_callback_t, ctx unsafe.Pointer) {
 	cp := must(c, kindCall[kind])
+	cp.drain()
 	r := cp.rec()
 	r.fn, r.ctx = fn, ctx
 	n := uint64(length)
@@ -144,6 +146,50 @@ func (cp *port) refuse(kind C.int, r *sendRec, err error) {
 //export egm_provide_receive_buffer
 func egm_provide_receive_buffer(c *C.struct_gm_port, ptr unsafe.Pointer, size, pri, tag C.uint) {
 	cp := must(c, "gm_provide_receive_buffer")
+	cp.drain()
+	cp.provide(ptr, size, pri, tag)
+}
+
+// The provide queue (struct gm_port in egm.h): C appends, Go drains.
+func (cp *port) lockQueue() {
+	l := (*uint32)(unsafe.Pointer(&cp.c.lock))
+	for !atomic.CompareAndSwapUint32(l, 0, 1) {
+	}
+}
+
+func (cp *port) unlockQueue() { atomic.StoreUint32((*uint32)(unsafe.Pointer(&cp.c.lock)), 0) }
+
+// drain hands the queued buffers to the port, in the order provided.
+func (cp *port) drain() {
+	if atomic.LoadUint32((*uint32)(unsafe.Pointer(&cp.c.nprovide))) == 0 {
+		return
+	}
+	var q [C.EGM_PROVIDE_QUEUE]C.struct_egm_provide
+	cp.lockQueue()
+	n := copy(q[:], cp.c.provide[:cp.c.nprovide])
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&cp.c.nprovide)), 0)
+	cp.unlockQueue()
+	for _, x := range q[:n] {
+		cp.provide(x.ptr, x.size, x.priority, x.tag)
+	}
+}
+
+// sleep marks the port while the calling thread sleeps in f: providers
+// then hand their buffers to the port themselves.
+func (cp *port) sleep(f func() *gm.Event) *gm.Event {
+	s := (*uint32)(unsafe.Pointer(&cp.c.sleeping))
+	cp.lockQueue()
+	atomic.AddUint32(s, 1)
+	cp.unlockQueue()
+	cp.drain()
+	e := f()
+	cp.lockQueue()
+	atomic.AddUint32(s, ^uint32(0))
+	cp.unlockQueue()
+	return e
+}
+
+func (cp *port) provide(ptr unsafe.Pointer, size, pri, tag C.uint) {
 	if size > 31 || (ptr == nil && size > 3) || tag > 255 {
 		fmt.Fprintf(os.Stderr, "libgm: gm_provide_receive_buffer: buffer %p of size %d, tag %d: want a buffer of size 3..31 and a tag 0..255\n", ptr, uint(size), uint(tag))
 		return
@@ -265,6 +311,7 @@ func egm_receive(c *C.struct_gm_port, mode C.int) *C.gm_recv_event_t {
 	if cp == nil {
 		must(c, "gm_receive")
 	}
+	cp.drain()
 	if e := cp.stash; e != nil {
 		cp.stash = nil
 		return cp.event(e)
@@ -277,7 +324,7 @@ func egm_receive(c *C.struct_gm_port, mode C.int) *C.gm_recv_event_t {
 	case recvPoll:
 		e = cp.p.Receive()
 	case recvBlocking:
-		e = cp.p.BlockingReceive()
+		e = cp.sleep(cp.p.BlockingReceive)
 	default:
 		// GM's no-spin receive hands out _GM_SLEEP_EVENT when nothing
 		// is pending; gm_unknown then sleeps without holding the port,
@@ -293,6 +340,7 @@ func egm_receive(c *C.struct_gm_port, mode C.int) *C.gm_recv_event_t {
 //export egm_unknown
 func egm_unknown(c *C.struct_gm_port, ev *C.gm_recv_event_t) {
 	cp := must(c, "gm_unknown")
+	cp.drain()
 	if ev == nil {
 		return
 	}
@@ -300,7 +348,7 @@ func egm_unknown(c *C.struct_gm_port, ev *C.gm_recv_event_t) {
 	switch {
 	case t == C._GM_SLEEP_EVENT:
 		// The event that wakes the sleep is the next gm_receive's.
-		cp.stash = cp.p.BlockingReceiveNoSpin()
+		cp.stash = cp.sleep(cp.p.BlockingReceiveNoSpin)
 	case t == C.GM_SENT_TOKENS_EVENT && cp.lastLocal:
 		cp.lastLocal = false
 		cp.mu.Lock()
@@ -327,12 +375,14 @@ func egm_unknown(c *C.struct_gm_port, ev *C.gm_recv_event_t) {
 //export egm_receive_pending
 func egm_receive_pending(c *C.struct_gm_port) C.int {
 	cp := must(c, "gm_receive_pending")
+	cp.drain()
 	return cbool(cp.stash != nil || cp.pending.Load() > 0 || cp.p.ReceivePending())
 }
 
 //export egm_next_event_peek
 func egm_next_event_peek(c *C.struct_gm_port, sender *C.gm_u16_t) C.int {
 	cp := must(c, "gm_next_event_peek")
+	cp.drain()
 	if cp.stash == nil {
 		if cp.pending.Load() > 0 {
 			if sender != nil {
