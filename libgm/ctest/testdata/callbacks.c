@@ -79,7 +79,7 @@ static void init_msgs(void)
 		m->len = i % 2 ? LONG_LEN : SHORT_LEN;
 		m->order = -1;
 		m->status = GM_NUM_STATUS_CODES;
-		m->buf = gm_dma_malloc(port, m->len);
+		m->buf = dma_alloc(port, m->len);
 		if (m->buf == NULL)
 			FATAL("gm_dma_malloc failed");
 		fill(m->buf, m->len, (unsigned int)i);
@@ -95,7 +95,7 @@ static void server(void)
 	for (int k = 0; k < 2; k++)
 		for (unsigned int prio = 0; prio < GM_NUM_PRIORITIES; prio++)
 			for (int j = 0; j < PER; j++) {
-				bufs[k][prio][j] = gm_dma_malloc(port, gm_max_length_for_size(size_of(lens[k])));
+				bufs[k][prio][j] = dma_alloc(port, gm_max_length_for_size(size_of(lens[k])));
 				if (bufs[k][prio][j] == NULL)
 					FATAL("gm_dma_malloc failed");
 				gm_provide_receive_buffer(port, bufs[k][prio][j], size_of(lens[k]), prio);
@@ -139,7 +139,7 @@ static void server(void)
 		CHECK(seen[i] == 1, "message %d received %d times", i, seen[i]);
 
 	/* The answer: how many arrived. */
-	unsigned char *ack = gm_dma_malloc(port, 8);
+	unsigned char *ack = dma_alloc(port, 8);
 	ack[0] = (unsigned char)got;
 	struct completion c = {0, GM_SUCCESS, 0, GM_SUCCESS};
 	take_token();
@@ -155,7 +155,7 @@ static void server(void)
 
 static void client(void)
 {
-	unsigned char *ackbuf = gm_dma_malloc(port, gm_max_length_for_size(size_of(8)));
+	unsigned char *ackbuf = dma_alloc(port, gm_max_length_for_size(size_of(8)));
 	gm_provide_receive_buffer(port, ackbuf, size_of(8), GM_HIGH_PRIORITY);
 	unsigned int tokens0 = send_tokens;
 
@@ -244,6 +244,7 @@ int main(int argc, char **argv)
 		server();
 	else
 		client();
+	dma_free_port(port);
 	close_port(port);
 	return finish(pr.server ? "callbacks server" : "callbacks client");
 }

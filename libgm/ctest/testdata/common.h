@@ -102,6 +102,35 @@ static inline void close_port(struct gm_port *p)
 	gm_finalize();
 }
 
+/* dma_alloc is gm_dma_malloc that exits on failure and remembers the
+   memory for dma_free_port, which gives back a port's memory before
+   gm_close (LeakSanitizer checks that nothing is left). */
+static void *dma_mem[1024];
+static struct gm_port *dma_port[1024];
+
+static inline void *dma_alloc(struct gm_port *p, gm_size_t len)
+{
+	void *m = gm_dma_malloc(p, len);
+	if (m == NULL)
+		FATAL("gm_dma_malloc of %lu bytes failed", len);
+	for (int i = 0; i < 1024; i++)
+		if (dma_mem[i] == NULL) {
+			dma_mem[i] = m;
+			dma_port[i] = p;
+			return m;
+		}
+	FATAL("more than 1024 gm_dma_malloc'd blocks");
+}
+
+static inline void dma_free_port(struct gm_port *p)
+{
+	for (int i = 0; i < 1024; i++)
+		if (dma_mem[i] != NULL && dma_port[i] == p) {
+			gm_dma_free(p, dma_mem[i]);
+			dma_mem[i] = NULL;
+		}
+}
+
 /* The arguments of a two-process program. */
 struct peer {
 	int server;            /* role */

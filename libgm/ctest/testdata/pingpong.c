@@ -40,6 +40,36 @@ static int body_ok(const unsigned char *b)
 	return 1;
 }
 
+/* Send buffers: a send's buffer is the library's until its callback, which
+   may come after the reply, so messages rotate over NSBUF buffers and a
+   buffer is reused once its send completed. */
+enum { NSBUF = 8 };
+static unsigned char *sbuf[NSBUF];
+static int sbuf_busy[NSBUF];
+static struct completion c = {0, GM_SUCCESS, 0, GM_SUCCESS};
+
+static void slot_cb(struct gm_port *p, void *ctx, gm_status_t st)
+{
+	sbuf_busy[(int *)ctx - sbuf_busy] = 0;
+	record_cb(p, &c, st);
+}
+
+/* slot returns a free send buffer (and a send token) for message i; no
+   message can arrive meanwhile (the peer waits for this one). */
+static int slot(struct gm_port *p, unsigned int i, double deadline)
+{
+	int k = (int)(i % NSBUF);
+	while (sbuf_busy[k] || send_tokens == 0) {
+		gm_recv_event_t *e = gm_receive(p);
+		if (GM_RECV_EVENT_TYPE(e) != GM_NO_RECV_EVENT)
+			gm_unknown(p, e);
+		expire(deadline, "a send buffer");
+	}
+	sbuf_busy[k] = 1;
+	take_token();
+	return k;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -72,14 +102,16 @@ int main(int argc, char **argv)
 			FATAL("gm_dma_malloc of %lu bytes failed", gm_max_length_for_size(size) + 1);
 		gm_provide_receive_buffer(p, rbuf[i], size, GM_LOW_PRIORITY);
 	}
-	unsigned char *sbuf = gm_dma_malloc(p, len + 1);
-	if (sbuf == NULL)
-		FATAL("gm_dma_malloc failed");
-	fill(sbuf, len, 1);
+	for (int k = 0; k < NSBUF; k++) {
+		sbuf[k] = gm_dma_malloc(p, len + 1);
+		if (sbuf[k] == NULL)
+			FATAL("gm_dma_malloc failed");
+		fill(sbuf[k], len, 1);
+	}
 
+	unsigned char *stage = malloc(len + 1);
 	unsigned int total = count + warmup;
 	double *rtt = calloc(count, sizeof *rtt);
-	struct completion c = {0, GM_SUCCESS, 0, GM_SUCCESS};
 	int bad_status = 0;
 	if (pr.server) {
 		printf("ready\n");
@@ -90,16 +122,11 @@ int main(int argc, char **argv)
 		double deadline = deadline_after();
 		double t0 = 0;
 		if (!pr.server) {
-			seq_put(sbuf, i);
-			while (send_tokens == 0) {
-				gm_recv_event_t *e = gm_receive(p);
-				if (GM_RECV_EVENT_TYPE(e) != GM_NO_RECV_EVENT)
-					gm_unknown(p, e);
-				expire(deadline, "a send token");
-			}
-			take_token();
+			int k = slot(p, i, deadline);
+			seq_put(sbuf[k], i);
 			t0 = now_us();
-			gm_send_with_callback(p, sbuf, size, len, GM_LOW_PRIORITY, pr.node, pr.port, record_cb, &c);
+			gm_send_with_callback(p, sbuf[k], size, len, GM_LOW_PRIORITY, pr.node, pr.port, slot_cb,
+					      &sbuf_busy[k]);
 		}
 		/* Wait for the message (server) or the reply (client). */
 		for (;;) {
@@ -125,16 +152,20 @@ int main(int argc, char **argv)
 			CHECK(seq_ok(m, i), "message %u: wrong sequence number", i);
 			CHECK(body_ok(m), "message %u: wrong payload", i);
 			if (pr.server) {
-				memcpy(sbuf, m, len);
-				gm_provide_receive_buffer(p, buf, size, GM_LOW_PRIORITY);
-				while (send_tokens == 0) {
-					gm_recv_event_t *e2 = gm_receive(p);
-					if (GM_RECV_EVENT_TYPE(e2) != GM_NO_RECV_EVENT)
-						gm_unknown(p, e2);
-					expire(deadline, "a send token");
+				/* m lives until the next receive call, and slot() may
+				   have to receive (completions) when the buffer is busy:
+				   then m goes to stage first. No message can arrive
+				   meanwhile: the client waits for this echo. */
+				int k = (int)(i % NSBUF);
+				if (sbuf_busy[k] || send_tokens == 0) {
+					memcpy(stage, m, len);
+					m = stage;
 				}
-				take_token();
-				gm_send_with_callback(p, sbuf, size, len, GM_LOW_PRIORITY, pr.node, pr.port, record_cb, &c);
+				k = slot(p, i, deadline);
+				memcpy(sbuf[k], m, len);
+				gm_provide_receive_buffer(p, buf, size, GM_LOW_PRIORITY);
+				gm_send_with_callback(p, sbuf[k], size, len, GM_LOW_PRIORITY, pr.node, pr.port, slot_cb,
+						      &sbuf_busy[k]);
 			} else {
 				if (i >= warmup)
 					rtt[i - warmup] = t1 - t0;
@@ -168,9 +199,11 @@ int main(int argc, char **argv)
 		printf("rtt_max_us=%.2f\n", rtt[count - 1]);
 	}
 	free(rtt);
+	free(stage);
 	for (int i = 0; i < NBUF; i++)
 		gm_dma_free(p, rbuf[i]);
-	gm_dma_free(p, sbuf);
+	for (int k = 0; k < NSBUF; k++)
+		gm_dma_free(p, sbuf[k]);
 	close_port(p);
 	return finish(pr.server ? "pingpong server" : "pingpong client");
 }

@@ -55,35 +55,46 @@ static void provide_ctl(int n)
 {
 	unsigned int size = gm_min_size_for_length(64);
 	for (int i = 0; i < n; i++)
-		gm_provide_receive_buffer(port, gm_dma_malloc(port, gm_max_length_for_size(size)), size, GM_HIGH_PRIORITY);
+		gm_provide_receive_buffer(port, dma_alloc(port, gm_max_length_for_size(size)), size, GM_HIGH_PRIORITY);
+}
+
+/* Control messages that arrived while the program waited for something
+   else (a receive event must never go to gm_unknown). */
+static unsigned char ctlq[8][64];
+static int ctlq_head, ctlq_tail;
+
+/* pump handles one event. */
+static void pump(void)
+{
+	gm_recv_event_t *e = gm_receive(port);
+	int type = GM_RECV_EVENT_TYPE(e);
+	if (is_recv_type(type)) {
+		gm_size_t len = gm_ntoh_u32(e->recv.length);
+		if (ctlq_tail - ctlq_head >= 8)
+			FATAL("too many control messages");
+		memcpy(ctlq[ctlq_tail++ % 8], event_data(e), len < 64 ? len : 64);
+		gm_provide_receive_buffer(port, gm_ntohp(e->recv.buffer), gm_ntoh_u8(e->recv.size), GM_HIGH_PRIORITY);
+	} else if (type != GM_NO_RECV_EVENT) {
+		gm_unknown(port, e);
+	}
 }
 
 /* recv_ctl waits for a control message and copies it into out[64]. */
 static void recv_ctl(unsigned char *out, const char *what)
 {
 	double deadline = deadline_after();
-	for (;;) {
-		gm_recv_event_t *e = gm_receive(port);
-		int type = GM_RECV_EVENT_TYPE(e);
-		if (is_recv_type(type)) {
-			gm_size_t len = gm_ntoh_u32(e->recv.length);
-			memcpy(out, event_data(e), len < 64 ? len : 64);
-			gm_provide_receive_buffer(port, gm_ntohp(e->recv.buffer), gm_ntoh_u8(e->recv.size), GM_HIGH_PRIORITY);
-			return;
-		}
-		if (type != GM_NO_RECV_EVENT)
-			gm_unknown(port, e);
+	while (ctlq_head == ctlq_tail) {
+		pump();
 		expire(deadline, what);
 	}
+	memcpy(out, ctlq[ctlq_head++ % 8], 64);
 }
 
 static void wait_done(struct completion *c, int n, const char *what)
 {
 	double deadline = deadline_after();
 	while (c->done < n) {
-		gm_recv_event_t *e = gm_receive(port);
-		if (GM_RECV_EVENT_TYPE(e) != GM_NO_RECV_EVENT)
-			gm_unknown(port, e);
+		pump();
 		expire(deadline, what);
 	}
 }
@@ -241,11 +252,14 @@ int main(int argc, char **argv)
 	lookup_peer(port, &pr);
 	send_tokens = gm_num_send_tokens(port);
 	ctl = gm_dma_malloc(port, 64);
+	if (ctl == NULL)
+		FATAL("gm_dma_malloc failed");
 	if (pr.server)
 		server();
 	else
 		client();
 	gm_dma_free(port, ctl);
+	dma_free_port(port);
 	close_port(port);
 	return finish(pr.server ? "rdma server" : "rdma client");
 }

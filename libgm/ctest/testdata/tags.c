@@ -39,7 +39,7 @@ static void provide_tagged(gm_size_t len, unsigned int prio, unsigned int tag)
 	b->size = gm_min_size_for_length(len);
 	b->prio = prio;
 	b->tag = tag;
-	b->mem = gm_dma_malloc(port, gm_max_length_for_size(b->size));
+	b->mem = dma_alloc(port, gm_max_length_for_size(b->size));
 	if (b->mem == NULL)
 		FATAL("gm_dma_malloc failed");
 	gm_provide_receive_buffer_with_tag(port, b->mem, b->size, prio, tag);
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 	unsigned int tokens0 = send_tokens;
 	gm_size_t lens[2] = {SHORT_LEN, LONG_LEN};
 	struct completion c = {0, GM_SUCCESS, 0, GM_SUCCESS};
-	unsigned char *out = gm_dma_malloc(port, (NMSG + GM_NUM_PRIORITIES) * (gm_size_t)LONG_LEN);
+	unsigned char *out = dma_alloc(port, (NMSG + GM_NUM_PRIORITIES) * (gm_size_t)LONG_LEN);
 	if (out == NULL)
 		FATAL("gm_dma_malloc failed");
 
@@ -181,6 +181,7 @@ int main(int argc, char **argv)
 	}
 	CHECK(c.failed == 0, "%d sends failed, the first with %s", c.failed, gm_strerror(c.first_bad));
 	printf("%d sends completed\n", c.done);
+	dma_free_port(port);
 	close_port(port);
 	return finish(pr.server ? "tags server" : "tags client");
 }

@@ -69,49 +69,45 @@ static void *sender(void *arg)
 
 static void server(void)
 {
-	unsigned char *b = gm_dma_malloc(port, gm_max_length_for_size(size));
-	unsigned char *out = gm_dma_malloc(port, LEN);
+	unsigned char *b = dma_alloc(port, gm_max_length_for_size(size));
+	unsigned char *out = dma_alloc(port, count * LEN);
 	gm_provide_receive_buffer(port, b, size, GM_LOW_PRIORITY);
 	printf("ready\n");
 	fflush(stdout);
-	for (unsigned int i = 0; i < count; i++) {
-		double deadline = deadline_after();
-		for (;;) {
-			gm_recv_event_t *e = gm_receive(port);
-			int type = GM_RECV_EVENT_TYPE(e);
-			if (is_recv_type(type)) {
-				/* out is free again: the echo before was answered,
-				   and its completion taken. */
-				memcpy(out, event_data(e), LEN);
-				gm_provide_receive_buffer(port, b, size, GM_LOW_PRIORITY);
-				break;
-			}
-			if (type != GM_NO_RECV_EVENT)
-				gm_unknown(port, e);
-			expire(deadline, "a message");
+	/* Echo every message. The client sends message i+1 once it has echo
+	   i, maybe before echo i's callback ran here: so the loop takes
+	   messages and completions as they come, and every echo has its own
+	   slot in out[] (a send's buffer is the library's until its callback,
+	   which may come after the client has the echo). */
+	unsigned int got = 0;
+	double deadline = deadline_after();
+	while (got < count || comp.done < (int)count) {
+		gm_recv_event_t *e = gm_receive(port);
+		int type = GM_RECV_EVENT_TYPE(e);
+		if (type == GM_NO_RECV_EVENT) {
+			expire(deadline, got < count ? "a message" : "the last echo's completion");
+			continue;
 		}
-		CHECK(out[0] == (unsigned char)i, "message %u arrived as %u", out[0], i);
-		while (send_tokens == 0) {
-			gm_recv_event_t *e = gm_receive(port);
-			if (GM_RECV_EVENT_TYPE(e) != GM_NO_RECV_EVENT)
-				gm_unknown(port, e);
+		if (!is_recv_type(type)) {
+			gm_unknown(port, e);
+			continue;
 		}
+		unsigned char *o = out + got * LEN;
+		memcpy(o, event_data(e), LEN);
+		gm_provide_receive_buffer(port, b, size, GM_LOW_PRIORITY);
+		CHECK(o[0] == (unsigned char)got, "message %u arrived as number %u", o[0], got);
 		take_token();
-		gm_send_with_callback(port, out, size, LEN, GM_LOW_PRIORITY, pr.node, pr.port, record_cb, &comp);
-		while (comp.done <= (int)i) {
-			gm_recv_event_t *e = gm_receive(port);
-			if (GM_RECV_EVENT_TYPE(e) != GM_NO_RECV_EVENT)
-				gm_unknown(port, e);
-			expire(deadline, "an echo's completion");
-		}
+		gm_send_with_callback(port, o, size, LEN, GM_LOW_PRIORITY, pr.node, pr.port, record_cb, &comp);
+		got++;
+		deadline = deadline_after();
 	}
 	CHECK(comp.failed == 0, "%d echoes failed: %s", comp.failed, gm_strerror(comp.first_bad));
 }
 
 static void client(void)
 {
-	unsigned char *b = gm_dma_malloc(port, gm_max_length_for_size(size));
-	unsigned char *msgs = gm_dma_malloc(port, 2 * LEN);
+	unsigned char *b = dma_alloc(port, gm_max_length_for_size(size));
+	unsigned char *msgs = dma_alloc(port, 2 * LEN);
 	gm_provide_receive_buffer(port, b, size, GM_LOW_PRIORITY);
 	unsigned int tokens0 = send_tokens;
 
@@ -168,6 +164,7 @@ int main(int argc, char **argv)
 		server();
 	else
 		client();
+	dma_free_port(port);
 	close_port(port);
 	__atomic_store_n(&done, 1, __ATOMIC_SEQ_CST);
 	pthread_join(wd, NULL);
