@@ -59,6 +59,7 @@ test)
 	# Spelled out (not "base; baselines") so that the set reads whole here.
 	need ip iproute2
 	need bridge iproute2
+	need tc iproute2 # the incast tests' tbf bottleneck (gm TestIntegrationIncast*)
 	need taskset util-linux
 	need setpriv util-linux
 	need setcap libcap2-bin
