@@ -82,6 +82,21 @@
 // newest again. Receivers answer every duplicate and every retransmitted
 // frame at once (with an ack, or the nack of the message they refuse).
 //
+// # Congestion control
+//
+// Every stream may also have no more frames in flight than its
+// destination host's congestion window (cc.go, docs/PROTOCOL.md section
+// 20): it starts at 64 frames, doubles per round trip up to the window
+// while the path is clear, halves on a loss (a frame resent because
+// selective acks, a timeout's probe or a go-back showed it lost; down to
+// 64 when the round trip shows no queue: random loss), and, once the path
+// has dropped, shrinks Swift-like when a round-trip sample exceeds the
+// path's smallest plus 1 to 2 ms (more for small windows, for fairness),
+// at most once per round trip. If the queue never drains for 50 ms (a
+// competing TCP flow), delay is ignored until it does. The samples are
+// the flights' RTT samples above, timed with the caller's now: no clock
+// read of the engine's own.
+//
 // # Flow control and errors
 //
 // A receiver without a matching buffer answers NackNoBuffer, naming the
