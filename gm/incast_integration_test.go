@@ -27,8 +27,12 @@ import (
 // 2-core machine; the figures are logged (docs/RELIABILITY.md §6), and
 // ETHERGM_INCAST sets the measured time (2s by default).
 
+// incastRate is the bottleneck's rate in bits per second (tbf's "1gbit");
+// ETHERGM_INCAST_RATE (in Mbit/s) overrides it, for measurements on hosts
+// too slow to fill 1 Gbit/s.
+var incastRate = 1e9
+
 const (
-	incastRate   = 1e9 // bits per second
 	incastMsg    = 1 << 20
 	incastPerSnd = 4 // messages queued per sender
 	incastPort   = 4
@@ -57,7 +61,15 @@ func newIncast(t *testing.T, senders, extra int) *incastEnv {
 	}
 	rh := c.Hosts[len(c.Hosts)-1]
 	env := &incastEnv{t: t, c: c, shape: fmt.Sprintf("%s%sh%dr0", netns.Prefix, c.ID, rh.Index), done: make([]atomic.Int64, senders)}
-	if out, err := c.Switch.Run("tc", "qdisc", "add", "dev", env.shape, "root", "tbf", "rate", "1gbit", "burst", "64kb", "latency", "2ms"); err != nil {
+	if s := os.Getenv("ETHERGM_INCAST_RATE"); s != "" {
+		mbit, err := strconv.Atoi(s)
+		if err != nil || mbit <= 0 {
+			t.Fatalf("ETHERGM_INCAST_RATE %q: want Mbit/s", s)
+		}
+		incastRate = float64(mbit) * 1e6
+	}
+	rate := fmt.Sprintf("%dmbit", int(incastRate/1e6))
+	if out, err := c.Switch.Run("tc", "qdisc", "add", "dev", env.shape, "root", "tbf", "rate", rate, "burst", "64kb", "latency", "2ms"); err != nil {
 		t.Fatalf("tc qdisc add tbf: %v: %s", err, out)
 	}
 	m := writeMap(t, c)

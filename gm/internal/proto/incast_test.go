@@ -127,6 +127,8 @@ type incastResult struct {
 	cutsLoss, cutsDely uint64
 	windows            []int
 	maxQ               int
+	allSent, allResent uint64 // the whole run, warm-up included
+	allDrops           int
 }
 
 func (r incastResult) total() float64 {
@@ -154,8 +156,8 @@ func jain(xs []float64) float64 {
 }
 
 func (r incastResult) String() string {
-	return fmt.Sprintf("goodput %.3f Gbit/s, resent %d of %d new frames (%.2f %%), bottleneck dropped %d, sent %d, max queue %d KiB, Jain %.3f, window cuts %d on loss %d on delay, windows %v",
-		r.total()*8/1e9, r.resent, r.sent, 100*r.resendRatio(), r.drops, r.through, r.maxQ>>10, jain(r.goodput), r.cutsLoss, r.cutsDely, r.windows)
+	return fmt.Sprintf("goodput %.3f Gbit/s, resent %d of %d new frames (%.2f %%), bottleneck dropped %d, sent %d, max queue %d KiB, Jain %.3f, window cuts %d on loss %d on delay, windows %v; whole run with the warm-up: resent %d of %d, dropped %d",
+		r.total()*8/1e9, r.resent, r.sent, 100*r.resendRatio(), r.drops, r.through, r.maxQ>>10, jain(r.goodput), r.cutsLoss, r.cutsDely, r.windows, r.allResent, r.allSent, r.allDrops)
 }
 
 // runIncast runs senders hosts, each streaming messages of msgLen bytes
@@ -275,6 +277,8 @@ func runIncast(t testing.TB, senders int, rate float64, limit int, warm, d time.
 		st := e.Stats()
 		r.sent += st.DataSent - base[i].DataSent
 		r.resent += st.DataRetransmitted - base[i].DataRetransmitted
+		r.allSent += st.DataSent
+		r.allResent += st.DataRetransmitted
 		r.cutsLoss += st.WindowCutsLoss
 		r.cutsDely += st.WindowCutsDelay
 		r.goodput = append(r.goodput, float64((done[i]-baseDone[i])*msgLen)/d.Seconds())
@@ -282,7 +286,7 @@ func runIncast(t testing.TB, senders int, rate float64, limit int, warm, d time.
 			r.windows = append(r.windows, c.Window)
 		}
 	}
-	r.drops, r.through, r.maxQ = n.drops-baseDrops, n.through-baseThrough, n.maxQ
+	r.drops, r.through, r.maxQ, r.allDrops = n.drops-baseDrops, n.through-baseThrough, n.maxQ, n.drops
 	return r
 }
 
