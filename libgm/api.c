@@ -286,7 +286,7 @@ unsigned int gm_mtu(struct gm_port *p) { (void)p; return GM_MTU; }
 
 /* ---- Sending ---- */
 
-enum { SEND, SEND_LEGACY, DATAGRAM, PUT, GET, RESUME, DROP };
+enum { SEND, SEND_LEGACY, DATAGRAM, PUT, GET, RESUME, DROP, PUT_LEGACY };
 
 void gm_send_with_callback(struct gm_port *p, void *message, unsigned int size, gm_size_t len,
 			   unsigned int priority, unsigned int node, unsigned int port,
@@ -326,7 +326,7 @@ void gm_datagram_send_4(struct gm_port *p, gm_u32_t message, unsigned int size, 
 void gm_directed_send(struct gm_port *p, void *source, gm_remote_ptr_t target, gm_size_t len,
 		      enum gm_priority priority, unsigned int node, unsigned int port)
 {
-	egm_send(p, PUT, source, target, len, 0, priority, node, (int)port, NULL, NULL);
+	egm_send(p, PUT_LEGACY, source, target, len, 0, priority, node, (int)port, NULL, NULL);
 }
 void gm_directed_send_with_callback(struct gm_port *p, void *source, gm_remote_ptr_t target,
 				    gm_size_t len, enum gm_priority priority, unsigned int node,

@@ -25,9 +25,10 @@ const (
 	kindGet
 	kindResume
 	kindDrop
+	kindPutLegacy
 )
 
-var kindCall = [...]string{"gm_send_with_callback", "gm_send", "gm_datagram_send", "gm_put", "gm_get", "gm_resume_sending", "gm_drop_sends"}
+var kindCall = [...]string{"gm_send_with_callback", "gm_send", "gm_datagram_send", "gm_put", "gm_get", "gm_resume_sending", "gm_drop_sends", "gm_directed_send"}
 
 // bytesAt is the C memory [ptr, ptr+n) as a slice, for the port to read or
 // write while the send or buffer is its own.
@@ -108,7 +109,15 @@ func egm_send(c *C.struct_gm_port, kind C.int, local unsafe.Pointer, arg C.gm_u6
 		}
 		_ = msg
 		err = gm.NotSupportedOnArch // XXXDATAGRAM: cp.p.DatagramSend(msg, uint8(size), int(n), pr, nd, pt, cp.onSent, r)
-	case kindPut:
+	case kindPut, kindPutLegacy:
+		if kind == kindPutLegacy {
+			// Reported in GM_SENT_EVENT, as gm_send's messages.
+			r.legacy = local
+			if local == nil {
+				err = fmt.Errorf("gm: a source at address NULL: pass a buffer")
+				break
+			}
+		}
 		err = cp.p.Put(bytesAt(local, n), gm.RemotePtr(arg), int(n), pr, nd, pt, cp.onSent, r)
 	case kindGet:
 		err = cp.p.Get(gm.RemotePtr(arg), bytesAt(local, n), int(n), pr, nd, pt, cp.onSent, r)
@@ -387,6 +396,12 @@ func egm_next_event_peek(c *C.struct_gm_port, sender *C.gm_u16_t) C.int {
 		if cp.pending.Load() > 0 {
 			if sender != nil {
 				*sender = 0
+			}
+			cp.mu.Lock()
+			legacy := len(cp.legacy) > 0
+			cp.mu.Unlock()
+			if legacy {
+				return C.GM_SENT_EVENT
 			}
 			return C.GM_SENT_TOKENS_EVENT
 		}
