@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -81,11 +82,11 @@ func run(c *config) error {
 	if c.ppRuns < 1 {
 		return errors.New("-pp-runs must be at least 1")
 	}
-	if err := checkTools(); err != nil {
-		return err
-	}
 	selected, err := selectSpecs(c.only)
 	if err != nil {
+		return err
+	}
+	if err := checkTools(selected); err != nil {
 		return err
 	}
 	mach := describeMachine()
@@ -197,10 +198,19 @@ func run(c *config) error {
 	return nil
 }
 
-// checkTools fails with one line naming what is missing.
-func checkTools() error {
+// checkTools fails with one line naming what the selected measurements
+// need and is missing.
+func checkTools(selected []*spec) error {
 	var missing []string
-	for _, t := range []string{"sockperf", "NPtcp", "taskset", "nice", "ip"} {
+	tools := []string{"taskset", "nice", "ip"}
+	for _, s := range selected {
+		for _, t := range s.tools {
+			if !slices.Contains(tools, t) {
+				tools = append(tools, t)
+			}
+		}
+	}
+	for _, t := range tools {
 		if _, err := exec.LookPath(t); err != nil {
 			missing = append(missing, t)
 		}

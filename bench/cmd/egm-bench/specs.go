@@ -39,6 +39,8 @@ type spec struct {
 	// short marks a measurement of well under a second (the polled ring
 	// ping-pongs), run -pp-runs times per repetition (measure).
 	short bool
+	// tools are the programs from PATH it runs besides ours (checkTools).
+	tools []string
 }
 
 // measure runs the measurement once, or runs times if it is short, and
@@ -193,7 +195,8 @@ var specs = []*spec{
 		},
 	},
 	{
-		name: "udp-pp",
+		name:  "udp-pp",
+		tools: []string{"sockperf"},
 		metrics: []metric{
 			{"udp_pp.p50", "UDP ping-pong RTT p50 (sockperf)", "us"},
 			{"udp_pp.p99", "UDP ping-pong RTT p99 (sockperf)", "us"},
@@ -201,7 +204,8 @@ var specs = []*spec{
 		run: (*bench).udpPingPong,
 	},
 	{
-		name: "tcp-pp",
+		name:  "tcp-pp",
+		tools: []string{"NPtcp"},
 		metrics: []metric{
 			{"tcp_pp.rtt", "TCP ping-pong RTT (NPtcp, 2 x half-RTT)", "us"},
 		},
@@ -237,7 +241,8 @@ var specs = []*spec{
 		},
 	},
 	{
-		name: "udp-stream",
+		name:  "udp-stream",
+		tools: []string{"sockperf"},
 		metrics: []metric{
 			{"udp_stream.gbps", "UDP stream goodput received, Ethernet payload (sockperf tp)", "Gbit/s"},
 			{"udp_stream.gbps_app", "UDP stream goodput received, datagram payload", "Gbit/s"},
