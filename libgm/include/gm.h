@@ -8,8 +8,10 @@
  * docs/GM-API.md.
  *
  * Every field of a receive event is in network byte order: read it with
- * gm_ntoh_u8/u16/u32/u64 and gm_ntohp. Define GM_STRONG_TYPES before
- * including this file to make a missing conversion a compile error.
+ * gm_ntoh_u8/u16/u32/u64 and gm_ntohp. Define GM_STRONG_TYPES to 1 before
+ * including this file to make a missing conversion a compile error (GM's
+ * own header defaulted it to 1; here it defaults to 0, and a program's
+ * "#define GM_STRONG_TYPES 0" turns it off as it did with GM).
  */
 #ifndef _gm_h_
 #define _gm_h_
@@ -35,31 +37,143 @@ extern "C" {
 #define GM_API_VERSION_2_0_12 0x2000c
 #define GM_API_VERSION_2_0_16 0x20010
 #ifndef GM_API_VERSION
-#define GM_API_VERSION GM_API_VERSION_2_0
+#define GM_API_VERSION GM_API_VERSION_2_0_16
 #endif
+#if GM_API_VERSION < GM_API_VERSION_1_0
+#error GM_API_VERSION is too small.
+#elif GM_API_VERSION > GM_API_VERSION_2_0_16
+#error GM_API_VERSION is too large.
+#endif
+
+/* The major, minor and subminor parts of GM_API_VERSION. */
+#define GM_API_MAJOR ((GM_API_VERSION & 0xffff) == GM_API_VERSION \
+		      ? GM_API_VERSION >> 8 : GM_API_VERSION >> 16)
+#define GM_API_MINOR ((GM_API_VERSION & 0xffff) == GM_API_VERSION \
+		      ? GM_API_VERSION & 0xff : (GM_API_VERSION >> 8) & 0xff)
+#define GM_API_SUBMINOR ((GM_API_VERSION & 0xffff) == GM_API_VERSION \
+			 ? 0 : GM_API_VERSION & 0xff)
 
 /* EtherGM's libgm; programs may test for it. */
 #define GM_ETHERGM 1
 
 enum gm_api_version {
 	_GM_API_VERSION_1_0 = GM_API_VERSION_1_0,
+	_GM_API_VERSION_1_1 = GM_API_VERSION_1_1,
+	_GM_API_VERSION_1_2 = GM_API_VERSION_1_2,
+	_GM_API_VERSION_1_3 = GM_API_VERSION_1_3,
+	_GM_API_VERSION_1_4 = GM_API_VERSION_1_4,
+	_GM_API_VERSION_1_5 = GM_API_VERSION_1_5,
+	_GM_API_VERSION_1_6 = GM_API_VERSION_1_6,
 	_GM_API_VERSION_2_0 = GM_API_VERSION_2_0,
+	_GM_API_VERSION_2_0_6 = GM_API_VERSION_2_0_6,
+	_GM_API_VERSION_2_0_12 = GM_API_VERSION_2_0_12,
 	_GM_API_VERSION_2_0_16 = GM_API_VERSION_2_0_16
 };
 
+/* ---- Compiler and CPU switches GM's header set -------------------------------- */
+
+/* GM_BUILDING_GM etc. are 0 for programs; GM_KERNEL is 0 (no kernel API). */
+#ifndef GM_BUILDING_GM
+#define GM_BUILDING_GM 0
+#define GM_BUILDING_FIRMWARE 0
+#define GM_BUILDING_INTERNALS 0
+#endif
+#ifndef GM_KERNEL
+#define GM_KERNEL 0
+#endif
+#ifndef GM_DEBUG
+#define GM_DEBUG 0
+#endif
+#if defined(__x86_64__) && !defined(GM_CPU_x86_64)
+#define GM_CPU_x86_64 1
+#elif defined(__i386__) && !defined(GM_CPU_x86)
+#define GM_CPU_x86 1
+#elif defined(__ia64__) && !defined(GM_CPU_ia64)
+#define GM_CPU_ia64 1
+#elif (defined(__powerpc64__) || defined(__ppc64__)) && !defined(GM_CPU_powerpc64)
+#define GM_CPU_powerpc64 1
+#elif (defined(__powerpc__) || defined(__ppc__)) && !defined(GM_CPU_powerpc)
+#define GM_CPU_powerpc 1
+#elif defined(__sparc__) && defined(__arch64__) && !defined(GM_CPU_sparc64)
+#define GM_CPU_sparc64 1
+#elif defined(__sparc__) && !defined(GM_CPU_sparc)
+#define GM_CPU_sparc 1
+#elif defined(__alpha__) && !defined(GM_CPU_alpha)
+#define GM_CPU_alpha 1
+#elif defined(__mips__) && !defined(GM_CPU_mips)
+#define GM_CPU_mips 1
+#elif defined(__hppa__) && !defined(GM_CPU_hppa)
+#define GM_CPU_hppa 1
+#endif
+#define GM_CPU_DEFINED 1
+#ifndef GM_CPU_alpha
+#define GM_CPU_alpha 0
+#endif
+#ifndef GM_CPU_ia64
+#define GM_CPU_ia64 0
+#endif
+#ifndef GM_CPU_hppa
+#define GM_CPU_hppa 0
+#endif
+#ifndef GM_CPU_lanai
+#define GM_CPU_lanai 0
+#endif
+#ifndef GM_CPU_mips
+#define GM_CPU_mips 0
+#endif
+#ifndef GM_CPU_powerpc
+#define GM_CPU_powerpc 0
+#endif
+#ifndef GM_CPU_powerpc64
+#define GM_CPU_powerpc64 0
+#endif
+#ifndef GM_CPU_sparc
+#define GM_CPU_sparc 0
+#endif
+#ifndef GM_CPU_sparc64
+#define GM_CPU_sparc64 0
+#endif
+#ifndef GM_CPU_x86
+#define GM_CPU_x86 0
+#endif
+#ifndef GM_CPU_x86_64
+#define GM_CPU_x86_64 0
+#endif
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define GM_CPU_BIGENDIAN 1
+#define GM_NET_SWAP 0
+#else
+#define GM_CPU_BIGENDIAN 0
+#define GM_NET_SWAP 1
+#endif
+
+#ifndef gm_inline
+#define gm_inline __inline__
+#endif
+#ifndef GM_ENTRY_POINT
+#define GM_ENTRY_POINT
+#endif
+
 /* ---- Integer types --------------------------------------------------------- */
 
-typedef int8_t gm_s8_t;
-typedef int16_t gm_s16_t;
-typedef int32_t gm_s32_t;
-typedef int64_t gm_s64_t;
-typedef uint8_t gm_u8_t;
-typedef uint16_t gm_u16_t;
-typedef uint32_t gm_u32_t;
-typedef uint64_t gm_u64_t;
-/* gm_up_t holds a user-space pointer; gm_size_t a length. */
-typedef uintptr_t gm_up_t;
+/* GM's own definitions (the 64-bit types are long long, as in GM on Linux). */
+typedef signed char gm_s8_t;
+typedef signed short gm_s16_t;
+typedef signed int gm_s32_t;
+typedef signed long long gm_s64_t;
+typedef unsigned char gm_u8_t;
+typedef unsigned short gm_u16_t;
+typedef unsigned int gm_u32_t;
+typedef unsigned long long gm_u64_t;
+/* gm_up_t holds a user-space pointer; gm_size_t a length, gm_offset_t a
+   signed one. */
+#if __SIZEOF_POINTER__ == 8
+typedef gm_u64_t gm_up_t;
+#else
+typedef gm_u32_t gm_up_t;
+#endif
 typedef unsigned long gm_size_t;
+typedef signed long gm_offset_t;
 /* gm_remote_ptr_t: an address in the memory of a remote port's process. */
 typedef gm_u64_t gm_remote_ptr_t;
 typedef gm_u64_t gm_dp_t;
@@ -74,7 +188,10 @@ typedef int gm_boolean_t;
  * GM_STRONG_TYPES each is a struct, so that using one without gm_ntoh_*
  * does not compile.
  */
-#ifdef GM_STRONG_TYPES
+#ifndef GM_STRONG_TYPES
+#define GM_STRONG_TYPES 0
+#endif
+#if GM_STRONG_TYPES
 typedef struct { gm_u8_t n; } gm_u8_n_t;
 typedef struct { gm_u16_t n; } gm_u16_n_t;
 typedef struct { gm_u32_t n; } gm_u32_n_t;
@@ -85,6 +202,7 @@ typedef struct { gm_s32_t n; } gm_s32_n_t;
 typedef struct { gm_s64_t n; } gm_s64_n_t;
 typedef struct { gm_up_t n; } gm_up_n_t;
 typedef struct { gm_remote_ptr_t n; } gm_remote_ptr_n_t;
+#define GM_N(x) ((x).n)
 #define _GM_N(x) ((x).n)
 #define _GM_MK(t, v) ((t){ (v) })
 #else
@@ -98,9 +216,13 @@ typedef gm_s32_t gm_s32_n_t;
 typedef gm_s64_t gm_s64_n_t;
 typedef gm_up_t gm_up_n_t;
 typedef gm_remote_ptr_t gm_remote_ptr_n_t;
+#define GM_N(x) (x)
 #define _GM_N(x) (x)
 #define _GM_MK(t, v) ((t)(v))
 #endif
+
+/* A pointer-to-list member (gm_sent_t's message_list). */
+typedef gm_up_n_t gm_up_n_up_n_t;
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define _GM_BE16(x) ((gm_u16_t)(x))
@@ -112,28 +234,28 @@ typedef gm_remote_ptr_t gm_remote_ptr_n_t;
 #define _GM_BE64(x) __builtin_bswap64((gm_u64_t)(x))
 #endif
 
-static inline gm_u8_t gm_ntoh_u8(gm_u8_n_t x) { return _GM_N(x); }
-static inline gm_u16_t gm_ntoh_u16(gm_u16_n_t x) { return _GM_BE16(_GM_N(x)); }
-static inline gm_u32_t gm_ntoh_u32(gm_u32_n_t x) { return _GM_BE32(_GM_N(x)); }
-static inline gm_u64_t gm_ntoh_u64(gm_u64_n_t x) { return _GM_BE64(_GM_N(x)); }
-static inline gm_s8_t gm_ntoh_s8(gm_s8_n_t x) { return _GM_N(x); }
-static inline gm_s16_t gm_ntoh_s16(gm_s16_n_t x) { return (gm_s16_t)_GM_BE16(_GM_N(x)); }
-static inline gm_s32_t gm_ntoh_s32(gm_s32_n_t x) { return (gm_s32_t)_GM_BE32(_GM_N(x)); }
-static inline gm_s64_t gm_ntoh_s64(gm_s64_n_t x) { return (gm_s64_t)_GM_BE64(_GM_N(x)); }
-static inline gm_u8_n_t gm_hton_u8(gm_u8_t x) { return _GM_MK(gm_u8_n_t, x); }
-static inline gm_u16_n_t gm_hton_u16(gm_u16_t x) { return _GM_MK(gm_u16_n_t, _GM_BE16(x)); }
-static inline gm_u32_n_t gm_hton_u32(gm_u32_t x) { return _GM_MK(gm_u32_n_t, _GM_BE32(x)); }
-static inline gm_u64_n_t gm_hton_u64(gm_u64_t x) { return _GM_MK(gm_u64_n_t, _GM_BE64(x)); }
-static inline gm_s8_n_t gm_hton_s8(gm_s8_t x) { return _GM_MK(gm_s8_n_t, x); }
-static inline gm_s16_n_t gm_hton_s16(gm_s16_t x) { return _GM_MK(gm_s16_n_t, (gm_s16_t)_GM_BE16(x)); }
-static inline gm_s32_n_t gm_hton_s32(gm_s32_t x) { return _GM_MK(gm_s32_n_t, (gm_s32_t)_GM_BE32(x)); }
-static inline gm_s64_n_t gm_hton_s64(gm_s64_t x) { return _GM_MK(gm_s64_n_t, (gm_s64_t)_GM_BE64(x)); }
+static gm_inline gm_u8_t gm_ntoh_u8(gm_u8_n_t x) { return _GM_N(x); }
+static gm_inline gm_u16_t gm_ntoh_u16(gm_u16_n_t x) { return _GM_BE16(_GM_N(x)); }
+static gm_inline gm_u32_t gm_ntoh_u32(gm_u32_n_t x) { return _GM_BE32(_GM_N(x)); }
+static gm_inline gm_u64_t gm_ntoh_u64(gm_u64_n_t x) { return _GM_BE64(_GM_N(x)); }
+static gm_inline gm_s8_t gm_ntoh_s8(gm_s8_n_t x) { return _GM_N(x); }
+static gm_inline gm_s16_t gm_ntoh_s16(gm_s16_n_t x) { return (gm_s16_t)_GM_BE16(_GM_N(x)); }
+static gm_inline gm_s32_t gm_ntoh_s32(gm_s32_n_t x) { return (gm_s32_t)_GM_BE32(_GM_N(x)); }
+static gm_inline gm_s64_t gm_ntoh_s64(gm_s64_n_t x) { return (gm_s64_t)_GM_BE64(_GM_N(x)); }
+static gm_inline gm_u8_n_t gm_hton_u8(gm_u8_t x) { return _GM_MK(gm_u8_n_t, x); }
+static gm_inline gm_u16_n_t gm_hton_u16(gm_u16_t x) { return _GM_MK(gm_u16_n_t, _GM_BE16(x)); }
+static gm_inline gm_u32_n_t gm_hton_u32(gm_u32_t x) { return _GM_MK(gm_u32_n_t, _GM_BE32(x)); }
+static gm_inline gm_u64_n_t gm_hton_u64(gm_u64_t x) { return _GM_MK(gm_u64_n_t, _GM_BE64(x)); }
+static gm_inline gm_s8_n_t gm_hton_s8(gm_s8_t x) { return _GM_MK(gm_s8_n_t, x); }
+static gm_inline gm_s16_n_t gm_hton_s16(gm_s16_t x) { return _GM_MK(gm_s16_n_t, (gm_s16_t)_GM_BE16(x)); }
+static gm_inline gm_s32_n_t gm_hton_s32(gm_s32_t x) { return _GM_MK(gm_s32_n_t, (gm_s32_t)_GM_BE32(x)); }
+static gm_inline gm_s64_n_t gm_hton_s64(gm_s64_t x) { return _GM_MK(gm_s64_n_t, (gm_s64_t)_GM_BE64(x)); }
 #if __SIZEOF_POINTER__ == 8
-static inline void *gm_ntohp(gm_up_n_t x) { return (void *)(uintptr_t)_GM_BE64(_GM_N(x)); }
-static inline gm_up_n_t gm_htonp(void *p) { return _GM_MK(gm_up_n_t, _GM_BE64((uintptr_t)p)); }
+static gm_inline void *gm_ntohp(gm_up_n_t x) { return (void *)(uintptr_t)_GM_BE64(_GM_N(x)); }
+static gm_inline gm_up_n_t gm_htonp(void *p) { return _GM_MK(gm_up_n_t, _GM_BE64((uintptr_t)p)); }
 #else
-static inline void *gm_ntohp(gm_up_n_t x) { return (void *)(uintptr_t)_GM_BE32(_GM_N(x)); }
-static inline gm_up_n_t gm_htonp(void *p) { return _GM_MK(gm_up_n_t, _GM_BE32((uintptr_t)p)); }
+static gm_inline void *gm_ntohp(gm_up_n_t x) { return (void *)(uintptr_t)_GM_BE32(_GM_N(x)); }
+static gm_inline gm_up_n_t gm_htonp(void *p) { return _GM_MK(gm_up_n_t, _GM_BE32((uintptr_t)p)); }
 #endif
 /* GM-1's names. */
 #define gm_ntohc(x) gm_ntoh_u8(x)
@@ -144,6 +266,63 @@ static inline gm_up_n_t gm_htonp(void *p) { return _GM_MK(gm_up_n_t, _GM_BE32((u
 #define gm_htons(x) gm_hton_u16(x)
 #define gm_htonl(x) gm_hton_u32(x)
 #define gm_htonll(x) gm_hton_u64(x)
+/* Host to PCI (little-endian) order. */
+static gm_inline gm_u32_t gm_htopci_u32(gm_u32_t x)
+{
+#if GM_CPU_BIGENDIAN
+	return __builtin_bswap32(x);
+#else
+	return x;
+#endif
+}
+
+/* ---- GM's utility macros ------------------------------------------------------ */
+
+#define __GM_MISALIGNMENT(n, m) ((gm_size_t)(n) & ((gm_size_t)(m) - 1))
+#define GM_ALIGNED(n, m) (__GM_MISALIGNMENT(n, m) == 0)
+#define GM_MISALIGNMENT(n, m) __GM_MISALIGNMENT(n, m)
+#define GM_OFFSETOF(type, field) ((gm_offset_t) & ((type *)0)->field)
+#define GM_STRUCT_CONTAINING(type, field, field_instance) \
+	((type *)((char *)(field_instance) - GM_OFFSETOF(type, field)))
+#define GM_NUM_ELEM(ar) (sizeof(ar) / sizeof(*ar))
+#define GM_POWER_OF_TWO(n) (!((n) & ((n) - 1)))
+#define GM_PARAMETER_MAY_BE_UNUSED(p) ((void)(p))
+#define GM_VAR_MAY_BE_UNUSED(v) ((void)(v))
+#define GM_LOOPS_FOREVER() { if (0) break; }
+
+/* Assertions: gm_assert checks only when GM_DEBUG is set (otherwise it only
+   checks the syntax); gm_always_assert always checks. A failed one prints
+   the expression, line and file and calls gm_abort. */
+#if !defined __GNUC__ || defined __STRICT_ANSI__
+#define __GM_COMPILE_TIME_ASSERT(a)
+#define __gm_builtin_constant_p(x) 0
+#else
+#define __GM_COMPILE_TIME_ASSERT(a) do { \
+	char (*__GM_COMPILE_TIME_ASSERT_var)[(a) ? 1 : -1] = 0; \
+	(void)__GM_COMPILE_TIME_ASSERT_var; \
+} while (0)
+#define __gm_builtin_constant_p(x) __builtin_constant_p(x)
+#endif
+#define __gm_check_syntax(x) do { if (0) (void)(x); } while (0)
+#ifndef __GM_FILE__
+#define __GM_FILE__ __FILE__
+#endif
+#define __GM_ASSERTION_FAILED(txt, line, file) do { \
+	gm_eprintf("GM: assertion failed: %s (line %d of %s)\n", (txt), (int)(line), (file)); \
+	gm_abort(); \
+} while (0)
+#define _gm_always_assert(a, txt) do { \
+	if (!(a)) \
+		__GM_ASSERTION_FAILED(txt, __LINE__, __GM_FILE__); \
+} while (0)
+#define gm_always_assert(a) _gm_always_assert(a, #a)
+#if GM_DEBUG
+#define gm_assert(a) _gm_always_assert(a, #a)
+#else
+#define gm_assert(a) __gm_check_syntax(a)
+#endif
+#define gm_assert_p(a) gm_assert(a)
+#define GM_ABORT() __GM_ASSERTION_FAILED("0", __LINE__, __GM_FILE__)
 
 /* ---- Constants ------------------------------------------------------------- */
 
@@ -157,6 +336,9 @@ static inline gm_up_n_t gm_htonp(void *p) { return _GM_MK(gm_up_n_t, _GM_BE32((u
 #define GM_MAX_PORT_NAME_LEN 32
 #define GM_MAX_FAST_RECV_BYTES 128
 #define GM_RDMA_GRANULARITY 64
+#define GM_MAX_DMA_GRANULARITY 8
+#define GM_DMA_GRANULARITY GM_MAX_DMA_GRANULARITY
+#define GM_DMA_ALIGNED(p) GM_ALIGNED(p, GM_DMA_GRANULARITY)
 #define GM_NO_SUCH_NODE_ID 0
 #define GM_TICKS_PER_USEC 2
 #define GM_DAEMON_PORT_ID 0
@@ -267,64 +449,133 @@ enum gm_recv_event_type {
 	GM_IGNORE_RECV_EVENT = 30,
 	GM_ETHERNET_RECV_EVENT = 31,
 	GM_FATAL_FIRMWARE_ERROR_EVENT = 32,
+	/* GM's numbers for events as the firmware makes them (each is the
+	   event's type + 128); a program never receives these. */
+	GM_NEW_NO_RECV_EVENT = 128,
+	GM_NEW_SENDS_FAILED_EVENT = 129,
+	GM_NEW_ALARM_EVENT = 130,
+	GM_NEW_SENT_EVENT = 131,
+	_GM_NEW_SLEEP_EVENT = 132,
+	GM_NEW_RAW_RECV_EVENT = 133,
+	GM_NEW_BAD_SEND_DETECTED_EVENT = 134,
+	GM_NEW_SEND_TOKEN_VIOLATION_EVENT = 135,
+	GM_NEW_RECV_TOKEN_VIOLATION_EVENT = 136,
+	GM_NEW_BAD_RECV_TOKEN_EVENT = 137,
+	GM_NEW_ALARM_VIOLATION_EVENT = 138,
+	GM_NEW_RECV_EVENT = 139,
+	GM_NEW_HIGH_RECV_EVENT = 140,
+	GM_NEW_PEER_RECV_EVENT = 141,
+	GM_NEW_HIGH_PEER_RECV_EVENT = 142,
+	GM_NEW_FAST_RECV_EVENT = 143,
+	GM_NEW_FAST_HIGH_RECV_EVENT = 144,
+	GM_NEW_FAST_PEER_RECV_EVENT = 145,
+	GM_NEW_FAST_HIGH_PEER_RECV_EVENT = 146,
+	GM_NEW_REJECTED_SEND_EVENT = 147,
+	GM_NEW_ORPHANED_SEND_EVENT = 148,
+	_GM_NEW_PUT_NOTIFICATION_EVENT = 149,
+	GM_NEW_FREE_SEND_TOKEN_EVENT = 150,
+	GM_NEW_FREE_HIGH_SEND_TOKEN_EVENT = 151,
+	GM_NEW_BAD_RESEND_DETECTED_EVENT = 152,
+	GM_NEW_DROPPED_SEND_EVENT = 153,
+	GM_NEW_BAD_SEND_VMA_EVENT = 154,
+	GM_NEW_BAD_RECV_VMA_EVENT = 155,
+	_GM_NEW_FLUSHED_ALARM_EVENT = 156,
+	GM_NEW_SENT_TOKENS_EVENT = 157,
+	GM_NEW_IGNORE_RECV_EVENT = 158,
+	GM_NEW_ETHERNET_RECV_EVENT = 159,
+	GM_NEW_FATAL_FIRMWARE_ERROR_EVENT = 160,
 	GM_NUM_RECV_EVENT_TYPES
 };
 
 /*
  * Every member is GM_RDMA_GRANULARITY (64) bytes and ends with its type
- * byte, so GM_RECV_EVENT_TYPE reads any of them.
+ * byte, so GM_RECV_EVENT_TYPE reads any of them. The field names and
+ * offsets are GM's (for 64-bit pointers).
  */
 typedef struct gm_recv {
 	gm_u8_n_t _rdma_padding[GM_RDMA_GRANULARITY - 16 - 2 * sizeof(gm_up_n_t)];
 	gm_up_n_t message;        /* FAST events: the message, in library memory */
 	gm_up_n_t buffer;         /* the buffer the program provided */
-	gm_u32_n_t ip_checksum;
+	gm_u32_n_t reserved_after_buffer;
 	gm_u32_n_t length;        /* bytes received */
 	gm_u16_n_t sender_node_id;
-	gm_u16_n_t _reserved_after_sender_node_id;
+	gm_u16_n_t reserved_after_sender_node_id;
 	gm_u8_n_t tag;            /* the buffer's tag */
 	gm_u8_n_t size;           /* the size class */
 	gm_u8_n_t sender_port_id;
 	gm_u8_n_t type;
 } gm_recv_t;
 
+/* GM_SENT_TOKENS_EVENT's reports (GM's; libgm makes no such event). */
+struct _gm_sent_token_report {
+	gm_u8_n_t token;
+	gm_u8_n_t status;
+};
+#define GM_MAX_SENT_TOKEN_REPORTS_PER_EVENT ((GM_RDMA_GRANULARITY / 2) - 1)
+
+typedef struct gm_tokens_sent {
+	struct _gm_sent_token_report report[GM_MAX_SENT_TOKEN_REPORTS_PER_EVENT];
+	gm_u8_n_t reserved_before_type;
+	gm_u8_n_t type;
+} gm_tokens_sent_t;
+
 typedef struct gm_sent {
 	gm_u8_n_t _rdma_padding[GM_RDMA_GRANULARITY - 8 - sizeof(gm_up_n_t)];
-	gm_up_n_t message_list;   /* points to a null-terminated gm_up_n_t list */
-	gm_u8_n_t _reserved[7];
+	gm_up_n_up_n_t message_list; /* points to a null-terminated gm_up_n_t list */
+	gm_u8_n_t _reserved_after_message_list[8 - 1];
 	gm_u8_n_t type;
 } gm_sent_t;
 
 typedef struct gm_failed_send_event {
 	gm_u8_n_t _rdma_padding[GM_RDMA_GRANULARITY - 8 - sizeof(gm_up_n_t)];
 	gm_up_n_t message;
+	gm_u32_n_t reserved_after_message;
 	gm_u16_n_t target_node_id;
-	gm_u8_n_t _reserved[3];
 	gm_u8_n_t target_subport_id;
-	gm_u8_n_t _reserved2;
 	gm_u8_n_t type;
 } gm_failed_send_event_t;
 
 typedef struct gm_flushed_alarm {
 	gm_u8_n_t _rdma_padding[GM_RDMA_GRANULARITY - 8];
 	gm_u32_n_t usecs_remaining;
-	gm_u8_n_t _reserved[3];
+	gm_u8_n_t reserved_after_usecs_remaining[3];
 	gm_u8_n_t type;
 } gm_flushed_alarm_t;
 
 typedef struct gm_fatal_firmware_error {
 	gm_u8_n_t _rdma_padding[GM_RDMA_GRANULARITY - 8];
 	gm_u32_n_t status;
-	gm_u8_n_t _reserved[3];
+	gm_u8_n_t reserved_after_status[3];
 	gm_u8_n_t type;
 } gm_fatal_firmware_error_t;
 
+/* GM_ETHERNET_RECV_EVENT's layout (GM's; libgm makes no such event). */
+typedef struct gm_ethernet_recv {
+	gm_u8_n_t _rdma_padding[GM_RDMA_GRANULARITY - 16 - 2 * sizeof(gm_up_n_t)];
+	gm_up_n_t message;
+	gm_up_n_t buffer;
+	gm_u16_n_t ip_checksum;
+	gm_u16_n_t ip_header_len;
+	gm_u32_n_t length;
+	gm_u16_n_t sender_node_id;
+	gm_u8_n_t flags;
+#define GM_IPV4_PARTIAL_CHECKSUM 0x1
+#define GM_TCP_UDP_HEADER_SPLIT 0x2
+	gm_u8_n_t reserved_after_flags;
+	gm_u8_n_t tag;
+	gm_u8_n_t size;
+	gm_u8_n_t sender_port_id;
+	gm_u8_n_t type;
+} gm_ethernet_recv_t;
+
 typedef union gm_recv_event {
+	gm_tokens_sent_t tokens_sent;
 	gm_recv_t recv;
 	gm_sent_t sent;
 	gm_failed_send_event_t failed_send;
-	gm_flushed_alarm_t flushed_alarm;
 	gm_fatal_firmware_error_t fatal_firmware_error;
+	gm_flushed_alarm_t flushed_alarm;
+	gm_ethernet_recv_t ethernet_recv;
 	gm_u8_n_t _bytes[GM_RDMA_GRANULARITY];
 } gm_recv_event_t;
 
@@ -515,6 +766,8 @@ gm_pid_t gm_getpid(void);
 int gm_sleep(unsigned int seconds);
 void gm_hex_dump(const void *ptr, gm_size_t len);
 
+#define GM_HASH_SMOOTH 1 /* GM's flag for gm_create_hash; not used */
+
 /* Hash tables: keys and data either point to the caller's memory (size 0)
    or are copied into the table (their size in bytes). */
 struct gm_hash;
@@ -542,6 +795,22 @@ void gm_destroy_lookaside(struct gm_lookaside *l);
 void *gm_lookaside_alloc(struct gm_lookaside *l);
 void *gm_lookaside_zalloc(struct gm_lookaside *l);
 void gm_lookaside_free(void *ptr);
+
+/* GM's buffer-debugging and mark types (their calls are not provided). */
+enum gm_buf_status {
+	gm_in_send = 0,
+	gm_in_recv,
+	gm_in_app,
+	gm_invalid_status
+};
+struct gm_buf_handle {
+	void *addr;
+	int size;
+	enum gm_buf_status status;
+	struct gm_buf_handle *next;
+};
+typedef gm_size_t gm_mark_t;
+struct gm_mark_set;
 
 #ifdef __cplusplus
 }
