@@ -9,12 +9,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
 	"runtime"
-	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/ethergm/ethergm/bench/internal/ctl"
 	"github.com/ethergm/ethergm/bench/internal/result"
 )
 
@@ -114,18 +112,6 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-// stopFlag is set by SIGINT/SIGTERM so that spinning loops can end cleanly.
-func stopFlag() *atomic.Bool {
-	var stop atomic.Bool
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		<-c
-		stop.Store(true)
-	}()
-	return &stop
-}
-
 // buildFrame writes an Ethernet header and the payload header into f.
 func buildFrame(f []byte, dst, src net.HardwareAddr, kind byte, seq uint64) {
 	copy(f[0:6], dst)
@@ -143,20 +129,27 @@ func parse(f []byte) (kind byte, seq uint64, ok bool) {
 	return f[offKind], binary.BigEndian.Uint64(f[offSeq:]), true
 }
 
-func ready() { fmt.Fprintln(os.Stderr, "ready") }
+// openRx opens a socket with an RX ring for frames of o.size bytes of
+// payload, and returns a buffer for one such frame; bypass sets
+// PACKET_QDISC_BYPASS for its sends.
+func openRx(o *options, bypass bool) (*sock, *rxRing, []byte, error) {
+	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, bypass, false)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	frameLen := ethHdrLen + o.size
+	return s, newRxRing(s.mem, o.blockSize, o.blocks, frameLen), make([]byte, frameLen), nil
+}
 
 // pingServer echoes every ping back to its sender until SIGINT/SIGTERM.
 func pingServer(o *options) error {
-	frameLen := ethHdrLen + o.size
-	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, o.bypass, false)
+	s, ring, reply, err := openRx(o, o.bypass)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	ring := newRxRing(s.mem, o.blockSize, o.blocks, frameLen)
-	reply := make([]byte, frameLen)
-	stop := stopFlag()
-	ready()
+	stop := ctl.StopFlag()
+	ctl.Ready()
 	for !stop.Load() {
 		f := ring.next()
 		if f == nil {
@@ -182,29 +175,19 @@ func pingServer(o *options) error {
 // the server may not be up yet) or o.timeout is sent again; such round
 // trips are not measured.
 func pingClient(o *options) error {
-	frameLen := ethHdrLen + o.size
-	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, o.bypass, false)
+	s, ring, req, err := openRx(o, o.bypass)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	ring := newRxRing(s.mem, o.blockSize, o.blocks, frameLen)
-	req := make([]byte, frameLen)
-	samples := make([]time.Duration, 0, o.n)
-	stop := stopFlag()
-	retries := 0
+	pings := result.NewPings(o.n, o.warmup)
+	rs := ctl.NewResender(ctl.StopFlag(), o.timeout)
 	var seq uint64
-	var measured time.Duration
 	for i := 0; i < o.warmup+o.n; i++ {
 		seq++
 		buildFrame(req, o.peer, s.mac, kindPing, seq)
-		resend := 200 * time.Millisecond
-		if i >= o.warmup {
-			resend = o.timeout
-		}
-		retried := false
+		rs.Sent(time.Now(), ctl.ResendPeriod(i, o.warmup, o.timeout))
 		t0 := time.Now()
-		sent := t0
 		if err := s.send(req); err != nil {
 			return fmt.Errorf("send: %w", err)
 		}
@@ -212,19 +195,8 @@ func pingClient(o *options) error {
 			f := ring.next()
 			if f == nil {
 				if spins&1023 == 0 {
-					if stop.Load() {
-						return errors.New("interrupted")
-					}
-					if time.Since(sent) > resend {
-						if time.Since(t0) > o.timeout+resend {
-							return fmt.Errorf("no reply to seq %d after %v", seq, time.Since(t0).Round(time.Millisecond))
-						}
-						retried = true
-						retries++
-						sent = time.Now()
-						if err := s.send(req); err != nil {
-							return fmt.Errorf("send: %w", err)
-						}
+					if err := rs.Resend(s.send, req); err != nil {
+						return fmt.Errorf("seq %d: %w", seq, err)
 					}
 				}
 				continue
@@ -241,19 +213,10 @@ func pingClient(o *options) error {
 			}
 			// An older reply (duplicate after a resend): skip it.
 		}
-		rtt := time.Since(t0)
-		if i >= o.warmup && !retried {
-			samples = append(samples, rtt)
-			measured += rtt
-		}
+		pings.Add(i, time.Since(t0), rs.Retried)
 	}
-	l := result.Summarize(samples)
-	l.Tool = "egm-floor"
-	l.Mode = "pingpong"
-	l.Retries = retries
-	l.Payload = o.size
-	l.Warmup = o.warmup
-	l.Elapsed = measured.Seconds()
+	pings.Retries = rs.Requests
+	l := pings.Latency("egm-floor", "pingpong", o.size)
 	l.Note = "V3 RX ring open-block busy-poll, send(2), no protocol, no CRC"
 	return result.Print(os.Stdout, l)
 }
@@ -271,7 +234,7 @@ func streamSend(o *options) error {
 	tx := newTxRing(s.mem, slotSize, o.vnet)
 	src := make([]byte, frameLen)
 	buildFrame(src, o.peer, s.mac, kindData, 0)
-	stop := stopFlag()
+	stop := ctl.StopFlag()
 	var seq uint64
 	start := time.Now()
 	deadline := start.Add(o.duration)
@@ -336,39 +299,30 @@ func streamSend(o *options) error {
 // o.timeout without frames once the stream has started).
 func streamRecv(o *options) error {
 	frameLen := ethHdrLen + o.size
-	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, false, false)
+	s, ring, _, err := openRx(o, false)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	ring := newRxRing(s.mem, o.blockSize, o.blocks, frameLen)
-	stop := stopFlag()
-	ready()
+	idle := ctl.NewIdle(ctl.StopFlag(), o.timeout, false)
+	ctl.Ready()
 	var (
-		frames, gaps, ooo, expect, sent uint64
-		first, last                     time.Time
-		lastSeen                        = time.Now()
-		idle                            = o.timeout
+		q           result.Seqs
+		frames      uint64
+		sent        uint64
+		first, last time.Time
 	)
 loop:
-	for spins := 0; ; spins++ {
+	for {
 		f := ring.next()
 		if f == nil {
-			if spins&4095 == 0 {
-				if stop.Load() {
-					break
-				}
-				if time.Since(lastSeen) > idle {
-					if frames == 0 {
-						return fmt.Errorf("no frame within %v", idle)
-					}
-					break
-				}
+			if idle.Over() {
+				break
 			}
 			continue
 		}
 		now := time.Now()
-		lastSeen = now
+		idle.Seen(now)
 		kind, seq, ok := parse(f)
 		if !ok {
 			return errors.New("receiver: unexpected frame: wrong -size?")
@@ -377,19 +331,10 @@ loop:
 		case kindData:
 			if frames == 0 {
 				first = now
-				idle = time.Second
 			}
 			frames++
 			last = now
-			switch {
-			case seq == expect:
-				expect++
-			case seq > expect:
-				gaps += seq - expect
-				expect = seq + 1
-			default:
-				ooo++
-			}
+			q.Add(seq)
 		case kindEnd:
 			sent = seq
 			break loop
@@ -397,13 +342,14 @@ loop:
 			return fmt.Errorf("receiver: unexpected frame kind %d", kind)
 		}
 	}
-	if sent > expect {
-		gaps += sent - expect // lost at the tail
+	if idle.Err != nil {
+		return idle.Err
 	}
+	q.End(sent)
 	st := result.Stream{
 		Tool: "egm-floor", Mode: "stream-recv", Frames: frames, FrameLen: frameLen,
 		EthPayload: o.size, AppPayload: o.size, Seconds: last.Sub(first).Seconds(),
-		Gaps: gaps, OutOfOrder: ooo, KernelDrops: s.drops(), Sent: sent,
+		Gaps: q.Gaps, OutOfOrder: q.OutOfOrder, KernelDrops: s.drops(), Sent: sent,
 		Note: "V3 RX ring open-block busy-poll; goodput counted at the receiver, first to last frame",
 	}
 	st.Goodput()

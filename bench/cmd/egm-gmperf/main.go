@@ -336,24 +336,42 @@ func maxTime(a, b time.Time) time.Time {
 // provided (one message is in flight at a time).
 const pingBuffers = 4
 
+// openPing opens a ping-pong side's port (a client's with its -peer
+// resolved) with its receive buffers provided, and returns it with the
+// messages' size class and a sender stopped by SIGINT/SIGTERM.
+func openPing(o *options, client bool) (*gm.Port, gm.NodeID, uint8, *sender, error) {
+	var p *gm.Port
+	var peer gm.NodeID
+	var err error
+	if client {
+		p, peer, err = openClient(o)
+	} else {
+		p, err = open(o)
+	}
+	if err != nil {
+		return nil, 0, 0, nil, err
+	}
+	size := gm.MinSizeForLength(o.size)
+	for range pingBuffers {
+		if err := p.ProvideReceiveBuffer(make([]byte, max(o.size, 1)), size, o.pri, 0); err != nil {
+			p.Close()
+			return nil, 0, 0, nil, fmt.Errorf("provide: %w", err)
+		}
+	}
+	return p, peer, size, newSender(p, pingBuffers, o.size, o.timeout, ctl.StopFlag()), nil
+}
+
 // pingServer answers every message with a message of the same length and
 // content (sent from its own buffer), to the sender's node, until
 // SIGINT/SIGTERM. It polls with Receive.
 func pingServer(o *options) error {
-	p, err := open(o)
+	p, _, size, s, err := openPing(o, false)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	size := gm.MinSizeForLength(o.size)
-	for range pingBuffers {
-		if err := p.ProvideReceiveBuffer(make([]byte, max(o.size, 1)), size, o.pri, 0); err != nil {
-			return fmt.Errorf("provide: %w", err)
-		}
-	}
-	stop := ctl.StopFlag()
-	s := newSender(p, pingBuffers, o.size, o.timeout, stop)
 	msg := make([]byte, o.size)
+	stop := s.stop
 	ctl.Ready()
 	for !stop.Load() {
 		e := p.Receive()
@@ -387,21 +405,13 @@ func pingServer(o *options) error {
 // pingClient measures round trips of o.size-byte messages and prints a
 // result.Latency record. Both sides poll with Receive.
 func pingClient(o *options) error {
-	p, peer, err := openClient(o)
+	p, peer, size, s, err := openPing(o, true)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	size := gm.MinSizeForLength(o.size)
-	for range pingBuffers {
-		if err := p.ProvideReceiveBuffer(make([]byte, max(o.size, 1)), size, o.pri, 0); err != nil {
-			return fmt.Errorf("provide: %w", err)
-		}
-	}
-	stop := ctl.StopFlag()
-	s := newSender(p, pingBuffers, o.size, o.timeout, stop)
-	samples := make([]time.Duration, 0, o.n)
-	var measured time.Duration
+	stop := s.stop
+	pings := result.NewPings(o.n, o.warmup)
 	for i := 0; i < o.warmup+o.n; i++ {
 		sl, err := s.free()
 		if err != nil {
@@ -449,19 +459,11 @@ func pingClient(o *options) error {
 		if s.failures > 0 {
 			return s.check(time.Now())
 		}
-		if i >= o.warmup {
-			samples = append(samples, rtt)
-			measured += rtt
-		}
+		pings.Add(i, rtt, false)
 	}
-	res := result.Summarize(samples)
-	res.Tool = "egm-gmperf"
-	res.Mode = "pingpong-poll"
+	res := pings.Latency("egm-gmperf", "pingpong-poll", o.size)
 	res.Note = fmt.Sprintf("gm ports, %d-byte messages at %s priority, SendToPeerWithCallback + Receive polling loop on both sides; RTT from send to receive event",
 		o.size, prioName(o.pri))
-	res.Payload = o.size
-	res.Warmup = o.warmup
-	res.Elapsed = measured.Seconds()
 	res.Extra = statsNote(p)
 	return result.Print(os.Stdout, res)
 }

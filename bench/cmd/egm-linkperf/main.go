@@ -147,16 +147,24 @@ func statsNote(l *link.Link) string {
 		l.Mode(), s.RxFrames, s.TxFrames, s.KernelDrops, s.QueueFreezes, s.CRCErrors, s.Malformed)
 }
 
+// openPing opens a ping-pong side's link and returns it with its MAC
+// address and its receiver.
+func openPing(o *options) (*link.Link, [6]byte, *receiver, error) {
+	l, err := openLink(o, false)
+	if err != nil {
+		return nil, [6]byte{}, nil, err
+	}
+	return l, [6]byte(l.HardwareAddr()), newReceiver(l, o.wait), nil
+}
+
 // pingServer answers every request with a freshly built reply carrying the
 // request's sequence number and data, until SIGINT/SIGTERM.
 func pingServer(o *options) error {
-	l, err := openLink(o, false)
+	l, src, r, err := openPing(o)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	src := [6]byte(l.HardwareAddr())
-	r := newReceiver(l, o.wait)
 	reply := make([]byte, 0, 2048)
 	stop := ctl.StopFlag()
 	ctl.Ready()
@@ -194,30 +202,22 @@ func pingClient(o *options) error {
 	if err != nil {
 		return err
 	}
-	l, err := openLink(o, false)
+	l, src, r, err := openPing(o)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	src := [6]byte(l.HardwareAddr())
-	r := newReceiver(l, o.wait)
 	data := make([]byte, plen)
 	req := make([]byte, 0, 2048)
 	fields := wire.HeaderFields{Type: wire.TypeDatagram, TargetPort: port, SourcePort: port, TargetNode: 2, SourceNode: 1}
-	samples := make([]time.Duration, 0, o.n)
-	stop := ctl.StopFlag()
-	retries := 0
-	var measured time.Duration
+	pings := result.NewPings(o.n, o.warmup)
+	rs := ctl.NewResender(ctl.StopFlag(), o.timeout)
 	for i := 0; i < o.warmup+o.n; i++ {
 		fields.Seq++
 		req = wire.AppendFrame(req[:0], o.peer, src, wire.EtherType, &fields, data)
-		resend := 200 * time.Millisecond
-		if i >= o.warmup {
-			resend = o.timeout
-		}
-		retried := false
+		resend := ctl.ResendPeriod(i, o.warmup, o.timeout)
+		rs.Sent(time.Now(), resend)
 		t0 := time.Now()
-		sent := t0
 		if err := l.Send(req); err != nil {
 			return fmt.Errorf("send: %w", err)
 		}
@@ -241,40 +241,20 @@ func pingClient(o *options) error {
 				// An older reply (duplicate after a resend): skip it.
 			}
 			if len(frames) == 0 && (o.wait || spins&1023 == 0) {
-				if stop.Load() {
-					return errors.New("interrupted")
-				}
-				if time.Since(sent) >= resend {
-					if time.Since(t0) > o.timeout+resend {
-						return fmt.Errorf("no reply to seq %d after %v (%s)", fields.Seq, time.Since(t0).Round(time.Millisecond), statsNote(l))
-					}
-					retried = true
-					retries++
-					sent = time.Now()
-					if err := l.Send(req); err != nil {
-						return fmt.Errorf("send: %w", err)
-					}
+				if err := rs.Resend(l.Send, req); err != nil {
+					return fmt.Errorf("seq %d: %w (%s)", fields.Seq, err, statsNote(l))
 				}
 			}
 		}
-		rtt := time.Since(t0)
-		if i >= o.warmup && !retried {
-			samples = append(samples, rtt)
-			measured += rtt
-		}
+		pings.Add(i, time.Since(t0), rs.Retried)
 	}
-	res := result.Summarize(samples)
-	res.Tool = "egm-linkperf"
-	res.Mode = "pingpong-poll"
+	pings.Retries = rs.Requests
+	res := pings.Latency("egm-linkperf", "pingpong-poll", o.size)
 	res.Note = "link.Recv polling loop on both sides"
 	if o.wait {
 		res.Mode = "pingpong-wait"
 		res.Note = fmt.Sprintf("link.Wait with SpinTime %v on both sides", o.spin)
 	}
-	res.Retries = retries
-	res.Payload = o.size
-	res.Warmup = o.warmup
-	res.Elapsed = measured.Seconds()
 	res.Extra = statsNote(l)
 	return result.Print(os.Stdout, res)
 }
@@ -399,38 +379,29 @@ func streamRecv(o *options) error {
 	}
 	defer l.Close()
 	r := newReceiver(l, o.wait)
-	stop := ctl.StopFlag()
+	idle := ctl.NewIdle(ctl.StopFlag(), o.timeout, o.wait)
 	ctl.Ready()
 	var (
-		frames, gaps, ooo, sent uint64
-		expect                  uint32
-		flen, plen              int
-		first, last             time.Time
-		lastSeen                = time.Now()
-		idle                    = o.timeout
+		q           result.Seqs
+		frames      uint64
+		sent        uint64
+		flen, plen  int
+		first, last time.Time
 	)
 loop:
-	for spins := 0; ; spins++ {
+	for {
 		got, err := r.recv(100 * time.Millisecond)
 		if err != nil {
 			return err
 		}
 		if len(got) == 0 {
-			if o.wait || spins&4095 == 0 {
-				if stop.Load() {
-					break
-				}
-				if time.Since(lastSeen) > idle {
-					if frames == 0 {
-						return fmt.Errorf("no frame within %v", idle)
-					}
-					break
-				}
+			if idle.Over() {
+				break
 			}
 			continue
 		}
 		now := time.Now()
-		lastSeen = now
+		idle.Seen(now)
 		for _, f := range got {
 			h, err := wire.ParseFrame(f, wire.EtherType)
 			if err != nil {
@@ -442,29 +413,21 @@ loop:
 			}
 			if frames == 0 {
 				first = now
-				idle = time.Second
 				flen, plen = wire.FrameLen(f), h.PayloadLen()
 			}
 			frames++
 			last = now
-			switch s := h.Seq(); {
-			case s == expect:
-				expect++
-			case int32(s-expect) > 0:
-				gaps += uint64(s - expect)
-				expect = s + 1
-			default:
-				ooo++
-			}
+			q.Add(uint64(h.Seq()))
 		}
 	}
-	if sent > uint64(expect) {
-		gaps += sent - uint64(expect) // lost at the tail
+	if idle.Err != nil {
+		return idle.Err
 	}
+	q.End(sent)
 	st := result.Stream{
 		Tool: "egm-linkperf", Mode: "stream-recv", Frames: frames, FrameLen: flen,
 		EthPayload: flen - wire.EthHeaderLen, AppPayload: plen, Seconds: last.Sub(first).Seconds(),
-		Gaps: gaps, OutOfOrder: ooo, KernelDrops: l.Stats().KernelDrops, Sent: sent,
+		Gaps: q.Gaps, OutOfOrder: q.OutOfOrder, KernelDrops: l.Stats().KernelDrops, Sent: sent,
 		Note:  "receiver: " + map[bool]string{false: "link.Recv polling", true: "link.Wait"}[o.wait] + "; goodput counted at the receiver, first to last frame",
 		Extra: statsNote(l),
 	}
