@@ -204,7 +204,6 @@ typedef struct { gm_up_t n; } gm_up_n_t;
 typedef struct { gm_remote_ptr_t n; } gm_remote_ptr_n_t;
 #define GM_N(x) ((x).n)
 #define _GM_N(x) ((x).n)
-#define _GM_MK(t, v) ((t){ (v) })
 #else
 typedef gm_u8_t gm_u8_n_t;
 typedef gm_u16_t gm_u16_n_t;
@@ -218,7 +217,6 @@ typedef gm_up_t gm_up_n_t;
 typedef gm_remote_ptr_t gm_remote_ptr_n_t;
 #define GM_N(x) (x)
 #define _GM_N(x) (x)
-#define _GM_MK(t, v) ((t)(v))
 #endif
 
 /* A pointer-to-list member (gm_sent_t's message_list). */
@@ -242,21 +240,64 @@ static gm_inline gm_s8_t gm_ntoh_s8(gm_s8_n_t x) { return _GM_N(x); }
 static gm_inline gm_s16_t gm_ntoh_s16(gm_s16_n_t x) { return (gm_s16_t)_GM_BE16(_GM_N(x)); }
 static gm_inline gm_s32_t gm_ntoh_s32(gm_s32_n_t x) { return (gm_s32_t)_GM_BE32(_GM_N(x)); }
 static gm_inline gm_s64_t gm_ntoh_s64(gm_s64_n_t x) { return (gm_s64_t)_GM_BE64(_GM_N(x)); }
-static gm_inline gm_u8_n_t gm_hton_u8(gm_u8_t x) { return _GM_MK(gm_u8_n_t, x); }
-static gm_inline gm_u16_n_t gm_hton_u16(gm_u16_t x) { return _GM_MK(gm_u16_n_t, _GM_BE16(x)); }
-static gm_inline gm_u32_n_t gm_hton_u32(gm_u32_t x) { return _GM_MK(gm_u32_n_t, _GM_BE32(x)); }
-static gm_inline gm_u64_n_t gm_hton_u64(gm_u64_t x) { return _GM_MK(gm_u64_n_t, _GM_BE64(x)); }
-static gm_inline gm_s8_n_t gm_hton_s8(gm_s8_t x) { return _GM_MK(gm_s8_n_t, x); }
-static gm_inline gm_s16_n_t gm_hton_s16(gm_s16_t x) { return _GM_MK(gm_s16_n_t, (gm_s16_t)_GM_BE16(x)); }
-static gm_inline gm_s32_n_t gm_hton_s32(gm_s32_t x) { return _GM_MK(gm_s32_n_t, (gm_s32_t)_GM_BE32(x)); }
-static gm_inline gm_s64_n_t gm_hton_s64(gm_s64_t x) { return _GM_MK(gm_s64_n_t, (gm_s64_t)_GM_BE64(x)); }
+static gm_inline gm_u8_n_t gm_hton_u8(gm_u8_t x) { gm_u8_n_t r; GM_N(r) = x; return r; }
+static gm_inline gm_u16_n_t gm_hton_u16(gm_u16_t x) { gm_u16_n_t r; GM_N(r) = _GM_BE16(x); return r; }
+static gm_inline gm_u32_n_t gm_hton_u32(gm_u32_t x) { gm_u32_n_t r; GM_N(r) = _GM_BE32(x); return r; }
+static gm_inline gm_u64_n_t gm_hton_u64(gm_u64_t x) { gm_u64_n_t r; GM_N(r) = _GM_BE64(x); return r; }
+static gm_inline gm_s8_n_t gm_hton_s8(gm_s8_t x) { gm_s8_n_t r; GM_N(r) = x; return r; }
+static gm_inline gm_s16_n_t gm_hton_s16(gm_s16_t x) { gm_s16_n_t r; GM_N(r) = (gm_s16_t)_GM_BE16(x); return r; }
+static gm_inline gm_s32_n_t gm_hton_s32(gm_s32_t x) { gm_s32_n_t r; GM_N(r) = (gm_s32_t)_GM_BE32(x); return r; }
+static gm_inline gm_s64_n_t gm_hton_s64(gm_s64_t x) { gm_s64_n_t r; GM_N(r) = (gm_s64_t)_GM_BE64(x); return r; }
 #if __SIZEOF_POINTER__ == 8
 static gm_inline void *gm_ntohp(gm_up_n_t x) { return (void *)(uintptr_t)_GM_BE64(_GM_N(x)); }
-static gm_inline gm_up_n_t gm_htonp(void *p) { return _GM_MK(gm_up_n_t, _GM_BE64((uintptr_t)p)); }
+static gm_inline gm_up_n_t gm_htonp(void *p) { gm_up_n_t r; GM_N(r) = _GM_BE64((uintptr_t)p); return r; }
 #else
 static gm_inline void *gm_ntohp(gm_up_n_t x) { return (void *)(uintptr_t)_GM_BE32(_GM_N(x)); }
-static gm_inline gm_up_n_t gm_htonp(void *p) { return _GM_MK(gm_up_n_t, _GM_BE32((uintptr_t)p)); }
+static gm_inline gm_up_n_t gm_htonp(void *p) { gm_up_n_t r; GM_N(r) = _GM_BE32((uintptr_t)p); return r; }
 #endif
+
+/* GM's own helpers behind the conversions, for programs that use them:
+   __gm_swap_u* always swap; __gm_ntoh_u32 etc. convert a plain integer,
+   _gm_ntoh_u32 etc. a network-order one. _GM_NTOH and _GM_HTON are
+   defined as in GM (a program may test for them). */
+static gm_inline gm_u8_t __gm_swap_u8(gm_u8_t x) { return x; }
+static gm_inline gm_u16_t __gm_swap_u16(gm_u16_t x) { return __builtin_bswap16(x); }
+static gm_inline gm_u32_t __gm_swap_u32(gm_u32_t x) { return __builtin_bswap32(x); }
+static gm_inline gm_u64_t __gm_swap_u64(gm_u64_t x) { return __builtin_bswap64(x); }
+#if GM_NET_SWAP
+#define __GM_NET_SWAP(type, size, x) ((gm##type##size##_t)__gm_swap_u##size((gm_u##size##_t)(x)))
+#else
+#define __GM_NET_SWAP(type, size, x) ((gm##type##size##_t)(x))
+#endif
+#define _GM_NTOH(type, size) \
+static gm_inline gm##type##size##_t __gm_ntoh##type##size(gm##type##size##_t x) \
+{ return __GM_NET_SWAP(type, size, x); } \
+static gm_inline gm##type##size##_t _gm_ntoh##type##size(gm##type##size##_n_t x) \
+{ return __gm_ntoh##type##size(GM_N(x)); } \
+struct gm_ignore_the_semicolon
+#define _GM_HTON(type, size) \
+static gm_inline gm##type##size##_t __gm_hton##type##size(gm##type##size##_t x) \
+{ return __GM_NET_SWAP(type, size, x); } \
+static gm_inline gm##type##size##_n_t _gm_hton##type##size(gm##type##size##_t x) \
+{ gm##type##size##_n_t r; GM_N(r) = __gm_hton##type##size(x); return r; } \
+struct gm_ignore_the_semicolon
+_GM_NTOH(_u, 8);
+_GM_NTOH(_u, 16);
+_GM_NTOH(_u, 32);
+_GM_NTOH(_u, 64);
+_GM_NTOH(_s, 8);
+_GM_NTOH(_s, 16);
+_GM_NTOH(_s, 32);
+_GM_NTOH(_s, 64);
+_GM_HTON(_u, 8);
+_GM_HTON(_u, 16);
+_GM_HTON(_u, 32);
+_GM_HTON(_u, 64);
+_GM_HTON(_s, 8);
+_GM_HTON(_s, 16);
+_GM_HTON(_s, 32);
+_GM_HTON(_s, 64);
+
 /* GM-1's names. */
 #define gm_ntohc(x) gm_ntoh_u8(x)
 #define gm_ntohs(x) gm_ntoh_u16(x)
