@@ -828,11 +828,28 @@ func (p *Port) Receive() *Event {
 // answer from a few loads (see Receive).
 const quietEvery = 16
 
-// ReceivePending is gm_receive_pending: it reports whether an event is
-// waiting (without polling the link).
+// ReceivePending is gm_receive_pending: it reports whether the next
+// Receive returns an event other than NoRecvEvent: an event is queued, an
+// alarm is due, frames waiting in the link's receive rings make one, or
+// the port is closed (PortClosedEvent). When the rings hold frames (a few
+// loads tell, as in Receive's quiet path) it reads them into the protocol
+// engine, as Receive would, and answers from the events they queued (an
+// acknowledgement's SENT_TOKENS event counts); it takes no event. While
+// another goroutine sleeps in BlockingReceive it does not read the link
+// (the sleeper does) and answers from the queued events.
+//
+// It takes the port's mutex: the queued events and the rings' read side
+// belong to its holder (an uncontended lock costs about as much as the
+// loads themselves).
 func (p *Port) ReceivePending() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return true
+	}
+	if p.eng.Pending() == 0 && !p.waiting && !p.rails.Idle() {
+		p.drainLocked(p.now())
+	}
 	return p.eng.Pending() > 0 || (!p.alarmQueued && p.alarmDueLocked(p.now()))
 }
 
