@@ -147,8 +147,15 @@ enum gm_api_version {
 #define GM_NET_SWAP 1
 #endif
 
+/* gm_inline has GNU C89 semantics, as with the compilers of GM's time: a
+   program's non-static gm_inline function is also emitted out of line, so
+   other files can call it (C99 semantics would leave it undefined). */
 #ifndef gm_inline
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define gm_inline __inline__ __attribute__((__gnu_inline__))
+#else
 #define gm_inline __inline__
+#endif
 #endif
 #ifndef GM_ENTRY_POINT
 #define GM_ENTRY_POINT
