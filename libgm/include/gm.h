@@ -23,7 +23,12 @@
 extern "C" {
 #endif
 
-/* ---- API versions (GM_API_VERSION defaults to GM 2.0's) ---------------- */
+/* ---- API versions ---------------------------------------------------------- */
+
+/* GM_API_VERSION defaults to 2.0.16, as in GM's last header: programs test
+   it (GASNet and Open MPI take a version below 2.0.12 for GM builds whose
+   gm_get is broken). GM_HAVE_YP (2.0.16's gm_yp) is left undefined: libgm
+   has no gm_yp, and programs that test it fall back to other calls. */
 
 #define GM_API_VERSION_1_0 0x100
 #define GM_API_VERSION_1_1 0x101
