@@ -145,6 +145,20 @@ void gm_abort(void)
 	abort();
 }
 
+/*
+ * _gm_get_kernel_build_id is one of GM's undocumented calls that a
+ * communication library (ARMCI) declares itself and calls to tell GM 1.x
+ * from 2.x; gm.h does not declare it, as GM's did not.
+ */
+char *_gm_get_kernel_build_id(struct gm_port *p);
+char *_gm_get_kernel_build_id(struct gm_port *p)
+{
+	static char id[] = "2.0.16 EtherGM";
+
+	(void)p;
+	return id;
+}
+
 /* ---- Identity and names ---- */
 
 gm_status_t gm_get_node_id(struct gm_port *p, unsigned int *n) { return egm_get_node_id(p, n); }

@@ -255,7 +255,10 @@ func (cp *port) event(e *gm.Event) *C.gm_recv_event_t {
 	b := (*eventBytes)(unsafe.Pointer(ev))
 	t := e.Type
 	if t.IsRecv() {
-		msg := unsafe.Pointer(nil)
+		// GM points message at the data for every receive event (GM's
+		// own example reads it on GM_RECV_EVENT): the buffer, or for
+		// FAST events the copy in the port's C memory.
+		msg := unsafe.Pointer(unsafe.SliceData(e.Buffer))
 		if t.IsFast() {
 			fast := (*[C.GM_MAX_FAST_RECV_BYTES]byte)(unsafe.Pointer(&cp.c.fast[0]))
 			copy(fast[:], e.Message)

@@ -38,6 +38,7 @@
 #define _POSIX_C_SOURCE 200809L /* getpid, nanosleep under -std=c11 */
 #endif
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -172,6 +173,45 @@ void gm_page_free(void *addr)
 	free(addr);
 }
 
+void *gm_alloc_pages(gm_size_t len)
+{
+	gm_size_t n = (len + GM_PAGE_LEN - 1) & ~(gm_size_t)(GM_PAGE_LEN - 1);
+	void *p;
+
+	if (n < len)
+		return NULL;
+	if (n == 0)
+		n = GM_PAGE_LEN;
+	if (posix_memalign(&p, GM_PAGE_LEN, n) != 0)
+		return NULL;
+	memset(p, 0, n);
+	return p;
+}
+
+void gm_free_pages(void *addr, gm_size_t len)
+{
+	(void)len;
+	free(addr);
+}
+
+int gm_strncasecmp(const char *a, const char *b, int len)
+{
+	for (int i = 0; i < len; i++) {
+		int x = tolower((unsigned char)a[i]), y = tolower((unsigned char)b[i]);
+
+		if (x != y)
+			return x - y;
+		if (x == 0)
+			break;
+	}
+	return 0;
+}
+
+int gm_isprint(int c)
+{
+	return c >= 0x20 && c < 0x7f;
+}
+
 /* ---- Output -------------------------------------------------------------- */
 
 int gm_printf(const char *format, ...)
@@ -282,6 +322,13 @@ int gm_rand(void)
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
 	z ^= z >> 31;
 	return (int)(z >> 33);
+}
+
+unsigned int gm_rand_mod(unsigned int modulus)
+{
+	if (modulus == 0)
+		return 0;
+	return (unsigned int)gm_rand() % modulus;
 }
 
 /* ---- Miscellany -------------------------------------------------------------- */

@@ -807,12 +807,19 @@ void *gm_calloc(gm_size_t count, gm_size_t len);
 void gm_free(void *ptr);
 void *gm_page_alloc(void);
 void gm_page_free(void *addr);
+/* Page-aligned, zeroed, not registered (register it for puts and gets). */
+void *gm_alloc_pages(gm_size_t len);
+void gm_free_pages(void *addr, gm_size_t len);
+int gm_strncasecmp(const char *a, const char *b, int len);
+int gm_isprint(int c);
 /* GM's prototypes: the CRC is a 32-bit value in an unsigned long;
    gm_log2_roundup(n) is ceil(log2(n)), the exponent, not the power. */
 unsigned long gm_crc(void *ptr, gm_size_t len);
 unsigned long gm_crc_str(const char *s);
 int gm_rand(void);
 void gm_srand(int seed);
+/* A value of gm_rand in [0, modulus); 0 for a modulus of 0. */
+unsigned int gm_rand_mod(unsigned int modulus);
 unsigned long gm_log2_roundup(unsigned long n);
 typedef gm_u32_t gm_pid_t;
 gm_pid_t gm_getpid(void);
