@@ -895,6 +895,36 @@ static void test_lookaside(void)
 	CHECK(gm_lookaside_alloc(NULL) == NULL, "alloc from NULL list");
 }
 
+/* The helpers that public GM programs (GASNet) call besides the above. */
+static void test_more(void)
+{
+	unsigned char *p = gm_alloc_pages(5000);
+	int zero = 1;
+
+	CHECK(p != NULL, "gm_alloc_pages(5000)");
+	if (p != NULL) {
+		CHECK(((uintptr_t)p & (GM_PAGE_LEN - 1)) == 0, "gm_alloc_pages not page-aligned: %p", (void *)p);
+		for (int i = 0; i < 2 * GM_PAGE_LEN; i++)
+			zero &= p[i] == 0;
+		CHECK(zero, "gm_alloc_pages: two pages not zeroed");
+		memset(p, 0xa5, 2 * GM_PAGE_LEN); /* ASan: both pages are ours */
+		gm_free_pages(p, 5000);
+	}
+	CHECK(gm_strncasecmp("GM_Port", "gm_pORT", 7) == 0, "strncasecmp equal");
+	CHECK(gm_strncasecmp("abc", "abd", 2) == 0, "strncasecmp prefix");
+	CHECK(gm_strncasecmp("abc", "ABD", 3) < 0, "strncasecmp order");
+	CHECK(gm_strncasecmp("ab", "abc", 5) < 0, "strncasecmp shorter");
+	CHECK(gm_isprint('a') && gm_isprint(' ') && !gm_isprint('\n') && !gm_isprint(0x7f), "isprint");
+	CHECK(gm_rand_mod(0) == 0, "rand_mod(0)");
+	for (int i = 0; i < 1000; i++) {
+		unsigned int v = gm_rand_mod(7);
+		if (v >= 7) {
+			CHECK(v < 7, "rand_mod(7) = %u", v);
+			break;
+		}
+	}
+}
+
 int main(void)
 {
 	test_memory();
@@ -907,6 +937,7 @@ int main(void)
 	test_hash_mixed();
 	test_hash_scale();
 	test_lookaside();
+	test_more();
 
 	printf("util_test: %lu checks, %lu failed\n", checks, failures);
 	return failures == 0 ? 0 : 1;
