@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethergm/ethergm/bench/internal/runner"
@@ -44,13 +42,13 @@ func parseConfig(args []string) (*config, error) {
 	fs.StringVar(&c.results, "results", def, "results `directory`; the run writes into <dir>/allsize-<date>/ (default $RESULTS or results)")
 	fs.IntVar(&c.reps, "reps", 3, "repetitions (interleaved)")
 	mtus := fs.String("mtus", "1500,9000", "comma-separated MTUs, one two-host path each")
+	fs.DurationVar(&c.ppTime, "pp-time", 2*time.Second, "duration of each sockperf ping-pong run")
+	fs.DurationVar(&c.tpTime, "tp-time", 3*time.Second, "duration of each sockperf throughput run")
 	fs.IntVar(&c.clientCPU, "client-cpu", 0, "CPU of the clients (taskset)")
 	fs.IntVar(&c.serverCPU, "server-cpu", 1, "CPU of the servers (taskset)")
 	fs.IntVar(&c.minSize, "min-size", 4, "gm_allsize --min-size")
 	fs.IntVar(&c.maxSize, "max-size", 21, "gm_allsize --max-size")
 	fs.IntVar(&c.iterations, "iterations", 1000, "gm_allsize --iterations")
-	fs.DurationVar(&c.ppTime, "pp-time", 2*time.Second, "duration of each sockperf ping-pong run")
-	fs.DurationVar(&c.tpTime, "tp-time", 3*time.Second, "duration of each sockperf throughput run")
 	fs.StringVar(&c.readme, "readme", "", "update the results section of this README `file` and copy the plot next to it")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -98,15 +96,17 @@ type bench struct {
 	dir   string // the results folder of this run
 	bin   string // gm_allsize
 	log   io.Writer
-	stop  chan os.Signal
+	stop  *atomic.Bool
 	paths []*path
 }
 
 func run(cfg *config) error {
-	for _, tool := range []string{"NPtcp", "sockperf", "taskset"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("%s not found (Debian: netpipe-tcp, sockperf, util-linux): %w", tool, err)
-		}
+	if err := runner.CheckTools("NPtcp", "sockperf", "taskset"); err != nil {
+		return err
+	}
+	goTool, err := runner.GoTool()
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	dir, logf, err := runner.NewResultsDir(cfg.results, "allsize", "bench.log", start)
@@ -114,9 +114,9 @@ func run(cfg *config) error {
 		return err
 	}
 	defer logf.Close()
-	b := &bench{cfg: cfg, dir: dir, log: logf, stop: make(chan os.Signal, 1)}
-	signal.Notify(b.stop, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(b.stop)
+	stop, stopSignals := runner.StopOnSignal()
+	defer stopSignals()
+	b := &bench{cfg: cfg, dir: dir, log: logf, stop: stop}
 
 	tmp, err := os.MkdirTemp("", "allsize-bench-")
 	if err != nil {
@@ -125,8 +125,8 @@ func run(cfg *config) error {
 	defer os.RemoveAll(tmp)
 	b.bin = filepath.Join(tmp, "gm_allsize")
 	fmt.Fprintf(os.Stderr, "building gm_allsize\n")
-	if out, err := exec.Command("go", "build", "-o", b.bin, "github.com/ethergm/ethergm/cmd/gm_allsize").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build gm_allsize: %v: %s", err, out)
+	if err := runner.GoBuild(goTool, tmp, "github.com/ethergm/ethergm/cmd/gm_allsize"); err != nil {
+		return err
 	}
 
 	defer b.closePaths()
@@ -195,12 +195,10 @@ func (b *bench) closePaths() {
 
 // interrupted reports whether a signal asked the run to stop.
 func (b *bench) interrupted() error {
-	select {
-	case s := <-b.stop:
-		return fmt.Errorf("stopped by %v", s)
-	default:
-		return nil
+	if b.stop.Load() {
+		return errors.New("stopped by a signal")
 	}
+	return nil
 }
 
 // repetition runs every measurement once on p. A measurement that fails

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -304,11 +303,7 @@ func (res *Results) series(only int) (gmS, base []report.Series) {
 // write writes results.json, table.md, the plots and the baseline CSVs
 // into dir.
 func (res *Results) write(dir string) error {
-	js, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n'), 0o644); err != nil {
+	if err := result.WriteJSON(filepath.Join(dir, "results.json"), res); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "table.md"), []byte(res.Snippet("allsize.svg")), 0o644); err != nil {

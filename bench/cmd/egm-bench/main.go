@@ -7,14 +7,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/ethergm/ethergm/bench/internal/runner"
@@ -94,18 +91,8 @@ func run(c *config) error {
 		c.udpBuf = rmax
 	}
 
-	// Our own handler keeps the process alive after the netns package's
-	// handler has removed the cluster and re-raised the signal, so that the
-	// loop below stops cleanly instead of reporting errors.
-	var interrupted atomic.Bool
-	sigc := make(chan os.Signal, 2)
-	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigc)
-	go func() {
-		for range sigc {
-			interrupted.Store(true)
-		}
-	}()
+	interrupted, stopSignals := runner.StopOnSignal()
+	defer stopSignals()
 
 	start := time.Now()
 	dir, logf, err := runner.NewResultsDir(c.outDir, "bench", "raw.log", start)
@@ -201,7 +188,6 @@ func run(c *config) error {
 // checkTools fails with one line naming what the selected measurements
 // need and is missing.
 func checkTools(selected []*spec) error {
-	var missing []string
 	tools := []string{"taskset", "nice", "ip"}
 	for _, s := range selected {
 		for _, t := range s.tools {
@@ -210,14 +196,8 @@ func checkTools(selected []*spec) error {
 			}
 		}
 	}
-	for _, t := range tools {
-		if _, err := exec.LookPath(t); err != nil {
-			missing = append(missing, t)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%s not found in PATH: apt-get install -y sockperf netpipe-tcp util-linux coreutils iproute2 (make bench does this)",
-			strings.Join(missing, ", "))
+	if err := runner.CheckTools(tools...); err != nil {
+		return err
 	}
 	if runtime.NumCPU() < 2 {
 		return fmt.Errorf("needs at least 2 CPUs (client and server are pinned apart), have %d", runtime.NumCPU())
@@ -250,28 +230,17 @@ func binaries(binDir, out string) (map[string]string, error) {
 		}
 		return bins, nil
 	}
-	goTool, err := exec.LookPath("go")
+	goTool, err := runner.GoTool()
 	if err != nil {
-		goTool = "/usr/local/go/bin/go" // where the project's toolchain lives; sudo drops it from PATH
-		if _, serr := os.Stat(goTool); serr != nil {
-			return nil, errors.New("no Go toolchain to build egm-floor, egm-linkperf and egm-gmperf: pass -bin DIR with prebuilt binaries")
-		}
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
-	args := []string{"build", "-o", out + string(filepath.Separator)}
+	var pkgs []string
 	for _, t := range tools {
-		args = append(args, "github.com/ethergm/ethergm/bench/cmd/"+t)
-	}
-	cmd := exec.Command(goTool, args...)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if o, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the benchmark programs (run from the repository, or pass -bin DIR): %v: %s",
-			err, strings.TrimSpace(string(o)))
-	}
-	for _, t := range tools {
+		pkgs = append(pkgs, "github.com/ethergm/ethergm/bench/cmd/"+t)
 		bins[t] = filepath.Join(out, t)
+	}
+	if err := runner.GoBuild(goTool, out, pkgs...); err != nil {
+		return nil, err
 	}
 	p, err := buildCPerf(goTool, out)
 	if err != nil {

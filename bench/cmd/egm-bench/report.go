@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -398,11 +397,7 @@ func mdTable(rows [][]string) string {
 
 // write stores results.md and results.json in dir.
 func (rep *report) write(dir string) error {
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n'), 0o644); err != nil {
+	if err := result.WriteJSON(filepath.Join(dir, "results.json"), rep); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(rep.markdown()), 0o644)

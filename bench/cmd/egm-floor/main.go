@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"runtime"
 	"time"
@@ -33,15 +32,10 @@ const (
 )
 
 type options struct {
-	ifname    string
-	server    bool
-	client    bool
+	ctl.Run
+	ctl.Ether
 	stream    bool
-	peer      net.HardwareAddr
-	n, warmup int
 	size      int
-	duration  time.Duration
-	timeout   time.Duration
 	blockSize int
 	blocks    int
 	tov       int
@@ -53,17 +47,8 @@ type options struct {
 
 func main() {
 	var o options
-	var peer string
-	flag.StringVar(&o.ifname, "i", "eth0", "interface")
-	flag.BoolVar(&o.server, "server", false, "run the echo server (or, with -stream, the receiver)")
-	flag.BoolVar(&o.client, "client", false, "run the ping-pong client (or, with -stream, the sender)")
 	flag.BoolVar(&o.stream, "stream", false, "one-way streaming instead of ping-pong")
-	flag.StringVar(&peer, "peer", "ff:ff:ff:ff:ff:ff", "destination MAC address (client)")
-	flag.IntVar(&o.n, "n", 20000, "measured round trips")
-	flag.IntVar(&o.warmup, "warmup", 2000, "warm-up round trips (not measured)")
 	flag.IntVar(&o.size, "size", 0, "Ethernet payload bytes per frame (default 64 for ping-pong, 1500 for -stream)")
-	flag.DurationVar(&o.duration, "d", 3*time.Second, "stream duration (sender)")
-	flag.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up after this long without progress")
 	flag.IntVar(&o.blockSize, "block", 1<<20, "RX ring block size")
 	flag.IntVar(&o.blocks, "blocks", 16, "RX ring blocks")
 	flag.IntVar(&o.tov, "tov", 1, "RX ring block retire timeout, ms")
@@ -71,10 +56,11 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 64, "frames per TX ring kick (-stream sender)")
 	flag.BoolVar(&o.vnet, "vnet", true, "PACKET_VNET_HDR on the -stream sender's TX ring, frames up to 16384 bytes copied whole into the socket buffer, as gm/link does (-vnet=false: the ring pages as fragments)")
 	flag.BoolVar(&o.bypass, "bypass", false, "PACKET_QDISC_BYPASS for ping-pong (always on for the stream sender)")
+	o.Run.Flags()
+	o.Ether.Flags()
 	flag.Parse()
 
-	var err error
-	if o.peer, err = net.ParseMAC(peer); err != nil {
+	if err := o.ParsePeer(); err != nil {
 		fatal(err)
 	}
 	if o.size == 0 {
@@ -86,18 +72,19 @@ func main() {
 	if maxSize := maxTxSlot - txDataOff - vnetHdrLen - ethHdrLen; o.size < minPayload || o.size > maxSize {
 		fatal(fmt.Errorf("-size %d out of range [%d, %d]", o.size, minPayload, maxSize))
 	}
-	if o.server == o.client {
-		fatal(errors.New("give exactly one of -server and -client"))
+	if err := o.Role(); err != nil {
+		fatal(err)
 	}
 	if runtime.GOARCH != "amd64" {
 		fatal(errOpenBlockArch)
 	}
+	var err error
 	switch {
-	case o.stream && o.server:
+	case o.stream && o.Server:
 		err = streamRecv(&o)
 	case o.stream:
 		err = streamSend(&o)
-	case o.server:
+	case o.Server:
 		err = pingServer(&o)
 	default:
 		err = pingClient(&o)
@@ -113,8 +100,8 @@ func fatal(err error) {
 }
 
 // buildFrame writes an Ethernet header and the payload header into f.
-func buildFrame(f []byte, dst, src net.HardwareAddr, kind byte, seq uint64) {
-	copy(f[0:6], dst)
+func buildFrame(f []byte, dst [6]byte, src []byte, kind byte, seq uint64) {
+	copy(f[0:6], dst[:])
 	copy(f[6:12], src)
 	binary.BigEndian.PutUint16(f[12:14], etherType)
 	copy(f[offMagic:], magic)
@@ -133,7 +120,7 @@ func parse(f []byte) (kind byte, seq uint64, ok bool) {
 // payload, and returns a buffer for one such frame; bypass sets
 // PACKET_QDISC_BYPASS for its sends.
 func openRx(o *options, bypass bool) (*sock, *rxRing, []byte, error) {
-	s, err := open(o.ifname, etherType, o.blockSize, o.blocks, o.tov, 0, 0, bypass, false)
+	s, err := open(o.Iface, etherType, o.blockSize, o.blocks, o.tov, 0, 0, bypass, false)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -172,7 +159,7 @@ func pingServer(o *options) error {
 
 // pingClient runs warm-up and measured round trips and prints a
 // result.Latency record. A request without a reply within 200 ms (warm-up:
-// the server may not be up yet) or o.timeout is sent again; such round
+// the server may not be up yet) or o.Timeout is sent again; such round
 // trips are not measured.
 func pingClient(o *options) error {
 	s, ring, req, err := openRx(o, o.bypass)
@@ -180,13 +167,13 @@ func pingClient(o *options) error {
 		return err
 	}
 	defer s.close()
-	pings := result.NewPings(o.n, o.warmup)
-	rs := ctl.NewResender(ctl.StopFlag(), o.timeout)
+	pings := result.NewPings(o.N, o.Warmup)
+	rs := ctl.NewResender(ctl.StopFlag(), o.Timeout)
 	var seq uint64
-	for i := 0; i < o.warmup+o.n; i++ {
+	for i := 0; i < o.Warmup+o.N; i++ {
 		seq++
-		buildFrame(req, o.peer, s.mac, kindPing, seq)
-		rs.Sent(time.Now(), ctl.ResendPeriod(i, o.warmup, o.timeout))
+		buildFrame(req, o.Peer, s.mac, kindPing, seq)
+		rs.Sent(time.Now(), ctl.ResendPeriod(i, o.Warmup, o.Timeout))
 		t0 := time.Now()
 		if err := s.send(req); err != nil {
 			return fmt.Errorf("send: %w", err)
@@ -222,26 +209,21 @@ func pingClient(o *options) error {
 }
 
 // streamSend sends full frames through a TX ring with PACKET_QDISC_BYPASS
-// for o.duration, then a few end markers carrying the frame count.
+// for o.Duration, then a few end markers carrying the frame count.
 func streamSend(o *options) error {
 	frameLen := ethHdrLen + o.size
 	slotSize := txSlotFor(frameLen, o.vnet)
-	s, err := open(o.ifname, etherType, 0, 0, 0, o.txFrames, slotSize, true, o.vnet)
+	s, err := open(o.Iface, etherType, 0, 0, 0, o.txFrames, slotSize, true, o.vnet)
 	if err != nil {
 		return err
 	}
 	defer s.close()
 	tx := newTxRing(s.mem, slotSize, o.vnet)
 	src := make([]byte, frameLen)
-	buildFrame(src, o.peer, s.mac, kindData, 0)
-	stop := ctl.StopFlag()
+	buildFrame(src, o.Peer, s.mac, kindData, 0)
 	var seq uint64
-	start := time.Now()
-	deadline := start.Add(o.duration)
-	for iter := 0; ; iter++ {
-		if iter&15 == 0 && (time.Now().After(deadline) || stop.Load()) {
-			break
-		}
+	until := ctl.NewDeadline(ctl.StopFlag(), o.Duration)
+	for !until.Done() {
 		for range o.batch {
 			slot, err := tx.slot()
 			if err != nil {
@@ -269,13 +251,13 @@ func streamSend(o *options) error {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	elapsed := time.Since(start)
+	elapsed := time.Since(until.Start)
 	vnetNote := ""
 	if tx.vnet > 0 {
 		vnetNote = ", PACKET_VNET_HDR"
 	}
 	end := make([]byte, tx.vnet+frameLen)
-	buildFrame(end[tx.vnet:], o.peer, s.mac, kindEnd, seq)
+	buildFrame(end[tx.vnet:], o.Peer, s.mac, kindEnd, seq)
 	if tx.vnet > 0 {
 		vnetHeader(end, frameLen) // send(2) on the socket takes one too
 	}
@@ -296,7 +278,7 @@ func streamSend(o *options) error {
 
 // streamRecv busy-polls the RX ring, counts data frames and sequence gaps,
 // and prints a result.Stream when the end marker arrives (or after
-// o.timeout without frames once the stream has started).
+// o.Timeout without frames once the stream has started).
 func streamRecv(o *options) error {
 	frameLen := ethHdrLen + o.size
 	s, ring, _, err := openRx(o, false)
@@ -304,7 +286,7 @@ func streamRecv(o *options) error {
 		return err
 	}
 	defer s.close()
-	idle := ctl.NewIdle(ctl.StopFlag(), o.timeout, false)
+	idle := ctl.NewIdle(ctl.StopFlag(), o.Timeout, false)
 	ctl.Ready()
 	var (
 		q           result.Seqs

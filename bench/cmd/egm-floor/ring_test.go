@@ -50,7 +50,7 @@ func (k *fakeKernel) close() {
 
 func testFrame(seq uint64) []byte {
 	f := make([]byte, ethHdrLen+64)
-	buildFrame(f, net.HardwareAddr{2, 0, 0, 0, 0, 2}, net.HardwareAddr{2, 0, 0, 0, 0, 1}, kindPing, seq)
+	buildFrame(f, [6]byte{2, 0, 0, 0, 0, 2}, net.HardwareAddr{2, 0, 0, 0, 0, 1}, kindPing, seq)
 	return f
 }
 

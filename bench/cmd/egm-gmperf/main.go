@@ -21,23 +21,19 @@ import (
 )
 
 type options struct {
-	key       string // cluster key file (-key)
-	unit      string
-	port      int
-	mode      string
-	server    bool
-	client    bool
-	peer      string
-	n, warmup int
-	size      int
-	prio      string
-	pri       gm.Priority
-	duration  time.Duration
-	timeout   time.Duration
-	buffers   int
-	window    int
-	profile   string // CPU profile file (-cpuprofile)
-	v2        bool   // TPACKET_V2 receive ring (-v2)
+	ctl.Run
+	key     string // cluster key file (-key)
+	unit    string
+	port    int
+	mode    string
+	peer    string
+	size    int
+	prio    string
+	pri     gm.Priority
+	buffers int
+	window  int
+	profile string // CPU profile file (-cpuprofile)
+	v2      bool   // TPACKET_V2 receive ring (-v2)
 }
 
 func main() {
@@ -45,26 +41,21 @@ func main() {
 	flag.StringVar(&o.unit, "i", "", "GM unit: an interface name or list (default: $ETHERGM_UNIT, else the only interface that is up)")
 	flag.IntVar(&o.port, "port", 2, "GM port id, the same on both sides (SendToPeerWithCallback)")
 	flag.StringVar(&o.mode, "mode", "pingpong", "pingpong or stream")
-	flag.BoolVar(&o.server, "server", false, "run the echo server (pingpong) or the receiver (stream)")
-	flag.BoolVar(&o.client, "client", false, "run the ping-pong client or the stream sender")
 	flag.StringVar(&o.peer, "peer", "", "the server's host name in the node map, or its node id (client)")
-	flag.IntVar(&o.n, "n", 20000, "measured round trips")
-	flag.IntVar(&o.warmup, "warmup", 2000, "warm-up round trips (not measured)")
 	flag.IntVar(&o.size, "size", 0, "message length in bytes (default 8 for pingpong, 1 MiB for stream)")
 	flag.StringVar(&o.prio, "prio", "", "GM priority, high or low (default high for pingpong, low for stream)")
-	flag.DurationVar(&o.duration, "d", 3*time.Second, "stream duration (sender)")
-	flag.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up after this long without progress")
 	flag.IntVar(&o.buffers, "buffers", 64, "receive buffers the stream receiver keeps provided")
 	flag.IntVar(&o.window, "window", 0, "gm.Config.Window: frames in flight per stream (0: the gm default)")
 	flag.StringVar(&o.key, "key", "", "cluster key `FILE` (docs/SECURITY.md): seal and verify every frame (both sides need it)")
 	flag.BoolVar(&o.v2, "v2", false, "gm.Config.Link.V2: a TPACKET_V2 receive ring instead of the open-block V3 ring")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (analysis)")
+	o.Run.Flags()
 	flag.Parse()
 
-	if o.server == o.client {
-		fatal(errors.New("give exactly one of -server and -client"))
+	if err := o.Role(); err != nil {
+		fatal(err)
 	}
-	if o.client && o.peer == "" {
+	if o.Client && o.peer == "" {
 		fatal(errors.New("-client needs -peer"))
 	}
 	var err error
@@ -81,7 +72,7 @@ func main() {
 	switch o.mode {
 	case "pingpong":
 		err = setDefaults(&o, 8, gm.HighPriority)
-		if err == nil && o.server {
+		if err == nil && o.Server {
 			err = pingServer(&o)
 		} else if err == nil {
 			err = pingClient(&o)
@@ -91,7 +82,7 @@ func main() {
 		if err == nil && o.size <= endLen {
 			err = fmt.Errorf("-size %d: stream messages must be longer than the %d-byte end marker", o.size, endLen)
 		}
-		if err == nil && o.server {
+		if err == nil && o.Server {
 			err = streamRecv(&o)
 		} else if err == nil {
 			err = streamSend(&o)
@@ -358,7 +349,7 @@ func openPing(o *options, client bool) (*gm.Port, gm.NodeID, uint8, *sender, err
 			return nil, 0, 0, nil, fmt.Errorf("provide: %w", err)
 		}
 	}
-	return p, peer, size, newSender(p, pingBuffers, o.size, o.timeout, ctl.StopFlag()), nil
+	return p, peer, size, newSender(p, pingBuffers, o.size, o.Timeout, ctl.StopFlag()), nil
 }
 
 // pingServer answers every message with a message of the same length and
@@ -411,8 +402,8 @@ func pingClient(o *options) error {
 	}
 	defer p.Close()
 	stop := s.stop
-	pings := result.NewPings(o.n, o.warmup)
-	for i := 0; i < o.warmup+o.n; i++ {
+	pings := result.NewPings(o.N, o.Warmup)
+	for i := 0; i < o.Warmup+o.N; i++ {
 		sl, err := s.free()
 		if err != nil {
 			return err
@@ -434,8 +425,8 @@ func pingClient(o *options) error {
 					if stop.Load() {
 						return errors.New("interrupted")
 					}
-					if time.Since(t0) > o.timeout {
-						return fmt.Errorf("no reply to message %d after %v (%s)", seq, o.timeout, statsNote(p))
+					if time.Since(t0) > o.Timeout {
+						return fmt.Errorf("no reply to message %d after %v (%s)", seq, o.Timeout, statsNote(p))
 					}
 				}
 			case e.Type.IsRecv():
@@ -493,7 +484,7 @@ func ethPayload(length, mtu int) int {
 	return length + nseg*wire.HeaderLen
 }
 
-// streamSend sends o.size-byte messages for o.duration with every send
+// streamSend sends o.size-byte messages for o.Duration with every send
 // token in flight (one send buffer per token), then the end marker, waits
 // for every completion and prints a result.Stream record (sender side:
 // first send to last completion). It polls with Receive.
@@ -505,11 +496,11 @@ func streamSend(o *options) error {
 	defer p.Close()
 	stop := ctl.StopFlag()
 	tokens := p.NumSendTokens()
-	s := newSender(p, tokens, o.size, o.timeout, stop)
+	s := newSender(p, tokens, o.size, o.Timeout, stop)
 	size := gm.MinSizeForLength(o.size)
 	var sent uint64
 	start := time.Now()
-	deadline := start.Add(o.duration)
+	deadline := start.Add(o.Duration)
 	for time.Now().Before(deadline) && !stop.Load() {
 		sl, err := s.free()
 		if err != nil {
@@ -553,7 +544,7 @@ const watchdog = 100 * time.Millisecond
 // the messages after the first, over the time from the first message's
 // receive event to the last one's. Then it keeps the port open, so that
 // acknowledgements the sender missed are sent again when it resends, until
-// SIGINT/SIGTERM or o.timeout without a frame.
+// SIGINT/SIGTERM or o.Timeout without a frame.
 func streamRecv(o *options) error {
 	p, err := open(o)
 	if err != nil {
@@ -632,10 +623,10 @@ func streamRecv(o *options) error {
 				stopAt = time.Now()
 			case stop.Load() && time.Since(stopAt) > time.Second:
 				return fmt.Errorf("interrupted after %d messages, before the end marker", got)
-			case time.Since(lastSeen) > o.timeout && ended:
+			case time.Since(lastSeen) > o.Timeout && ended:
 				return nil
-			case time.Since(lastSeen) > o.timeout:
-				return fmt.Errorf("no frame for %v after %d messages (%s)", o.timeout, got, statsNote(p))
+			case time.Since(lastSeen) > o.Timeout:
+				return fmt.Errorf("no frame for %v after %d messages (%s)", o.Timeout, got, statsNote(p))
 			}
 		default:
 			p.Unknown(e)

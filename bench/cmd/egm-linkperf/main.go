@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"time"
 
@@ -19,65 +18,52 @@ import (
 const port = 1
 
 type options struct {
-	key       string // cluster key file (-key)
-	ifname    string
-	mode      string
-	server    bool
-	client    bool
-	wait      bool
-	spin      time.Duration
-	peer      [6]byte
-	n, warmup int
-	size      int
-	duration  time.Duration
-	timeout   time.Duration
-	batch     int
-	zeroCopy  bool
-	noCRC     bool
-	msg       int
-	v2        bool
+	ctl.Run
+	ctl.Ether
+	key      string // cluster key file (-key)
+	mode     string
+	wait     bool
+	spin     time.Duration
+	size     int
+	batch    int
+	zeroCopy bool
+	noCRC    bool
+	msg      int
+	v2       bool
 }
 
 func main() {
 	var o options
-	var peer string
-	flag.StringVar(&o.ifname, "i", "eth0", "interface")
 	flag.StringVar(&o.mode, "mode", "pingpong", "pingpong or stream")
-	flag.BoolVar(&o.server, "server", false, "run the echo server (pingpong) or the receiver (stream)")
-	flag.BoolVar(&o.client, "client", false, "run the ping-pong client or the stream sender")
 	flag.BoolVar(&o.wait, "wait", false, "receive with link.Wait (SpinTime<0 for pingpong: sleep in the kernel) instead of polling Recv")
 	flag.DurationVar(&o.spin, "spin", -1, "Config.SpinTime with -wait (negative: never spin; 0: the link's default)")
-	flag.StringVar(&peer, "peer", "ff:ff:ff:ff:ff:ff", "destination MAC address (client)")
-	flag.IntVar(&o.n, "n", 20000, "measured round trips")
-	flag.IntVar(&o.warmup, "warmup", 2000, "warm-up round trips (not measured)")
 	flag.IntVar(&o.size, "size", 0, "Ethernet payload bytes per frame, EtherGM header included (default 64 for pingpong, the MTU for stream)")
-	flag.DurationVar(&o.duration, "d", 3*time.Second, "stream duration (sender)")
-	flag.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up after this long without progress")
 	flag.IntVar(&o.batch, "batch", 64, "frames per SendBatch or Flush (stream sender)")
 	flag.BoolVar(&o.zeroCopy, "zerocopy", false, "stream sender: build frames in place with TxSlot/TxCommit/Flush instead of SendBatch (analysis)")
 	flag.IntVar(&o.msg, "msg", 1<<20, "stream sender: frames carry the successive bytes of a message buffer of this many `bytes`, as gm's 1 MiB messages do (one frame's worth: every frame copies the same cached payload)")
 	flag.BoolVar(&o.v2, "v2", false, "link.Config.V2: a TPACKET_V2 receive ring instead of the open-block V3 ring")
 	flag.BoolVar(&o.noCRC, "nocrc", false, "receiver: Config.NoCRCCheck, skip the CRC check (analysis only)")
 	flag.StringVar(&o.key, "key", "", "cluster key `FILE` (docs/SECURITY.md): seal and verify every frame (both sides need it)")
+	o.Run.Flags()
+	o.Ether.Flags()
 	flag.Parse()
 
-	mac, err := net.ParseMAC(peer)
-	if err != nil || len(mac) != 6 {
-		fatal(fmt.Errorf("bad -peer %q", peer))
+	if err := o.ParsePeer(); err != nil {
+		fatal(err)
 	}
-	o.peer = [6]byte(mac)
-	if o.server == o.client {
-		fatal(errors.New("give exactly one of -server and -client"))
+	if err := o.Role(); err != nil {
+		fatal(err)
 	}
+	var err error
 	switch o.mode {
 	case "pingpong":
-		if o.server {
+		if o.Server {
 			err = pingServer(&o)
 		} else {
 			err = pingClient(&o)
 		}
 	case "stream":
-		if o.server {
+		if o.Server {
 			err = streamRecv(&o)
 		} else {
 			err = streamSend(&o)
@@ -108,7 +94,7 @@ func openLink(o *options, bypass bool) (*link.Link, error) {
 	if o.wait {
 		cfg.SpinTime = o.spin
 	}
-	return link.Open(o.ifname, cfg)
+	return link.Open(o.Iface, cfg)
 }
 
 // payloadLen returns the data bytes per frame for an Ethernet payload of
@@ -126,19 +112,33 @@ type receiver struct {
 	l      *link.Link
 	wait   bool
 	frames [][]byte
+	hdrs   []wire.Header
 }
 
 func newReceiver(l *link.Link, wait bool) *receiver {
-	return &receiver{l: l, wait: wait, frames: make([][]byte, 64)}
+	return &receiver{l: l, wait: wait, frames: make([][]byte, 64), hdrs: make([]wire.Header, 64)}
 }
 
-// recv returns the frames received now (polling) or within d (waiting).
-func (r *receiver) recv(d time.Duration) ([][]byte, error) {
+// recv returns the frames received now (polling) or within d (waiting),
+// and their EtherGM headers.
+func (r *receiver) recv(d time.Duration) ([][]byte, []wire.Header, error) {
+	var n int
 	if !r.wait {
-		return r.frames[:r.l.Recv(r.frames)], nil
+		n = r.l.Recv(r.frames)
+	} else {
+		var err error
+		if n, err = r.l.Wait(r.frames, d); err != nil {
+			return nil, nil, err
+		}
 	}
-	n, err := r.l.Wait(r.frames, d)
-	return r.frames[:n], err
+	for i, f := range r.frames[:n] {
+		h, err := wire.ParseFrame(f, wire.EtherType)
+		if err != nil {
+			return nil, nil, err
+		}
+		r.hdrs[i] = h
+	}
+	return r.frames[:n], r.hdrs[:n], nil
 }
 
 func statsNote(l *link.Link) string {
@@ -169,15 +169,12 @@ func pingServer(o *options) error {
 	stop := ctl.StopFlag()
 	ctl.Ready()
 	for !stop.Load() {
-		frames, err := r.recv(100 * time.Millisecond)
+		frames, hdrs, err := r.recv(100 * time.Millisecond)
 		if err != nil {
-			return err
+			return fmt.Errorf("server: %w", err)
 		}
-		for _, f := range frames {
-			h, err := wire.ParseFrame(f, wire.EtherType)
-			if err != nil {
-				return fmt.Errorf("server: %w", err)
-			}
+		for i, h := range hdrs {
+			f := frames[i]
 			fields := wire.HeaderFields{
 				Type: wire.TypeDatagram, TargetPort: h.SourcePort(), SourcePort: port,
 				TargetNode: h.SourceNode(), SourceNode: h.TargetNode(), Seq: h.Seq(),
@@ -192,7 +189,7 @@ func pingServer(o *options) error {
 }
 
 // pingClient measures round trips and prints a result.Latency record.
-// Requests without a reply within 200 ms (warm-up) or o.timeout are sent
+// Requests without a reply within 200 ms (warm-up) or o.Timeout are sent
 // again and not measured.
 func pingClient(o *options) error {
 	if o.size == 0 {
@@ -210,12 +207,12 @@ func pingClient(o *options) error {
 	data := make([]byte, plen)
 	req := make([]byte, 0, 2048)
 	fields := wire.HeaderFields{Type: wire.TypeDatagram, TargetPort: port, SourcePort: port, TargetNode: 2, SourceNode: 1}
-	pings := result.NewPings(o.n, o.warmup)
-	rs := ctl.NewResender(ctl.StopFlag(), o.timeout)
-	for i := 0; i < o.warmup+o.n; i++ {
+	pings := result.NewPings(o.N, o.Warmup)
+	rs := ctl.NewResender(ctl.StopFlag(), o.Timeout)
+	for i := 0; i < o.Warmup+o.N; i++ {
 		fields.Seq++
-		req = wire.AppendFrame(req[:0], o.peer, src, wire.EtherType, &fields, data)
-		resend := ctl.ResendPeriod(i, o.warmup, o.timeout)
+		req = wire.AppendFrame(req[:0], o.Peer, src, wire.EtherType, &fields, data)
+		resend := ctl.ResendPeriod(i, o.Warmup, o.Timeout)
 		rs.Sent(time.Now(), resend)
 		t0 := time.Now()
 		if err := l.Send(req); err != nil {
@@ -223,15 +220,11 @@ func pingClient(o *options) error {
 		}
 	wait:
 		for spins := 0; ; spins++ {
-			frames, err := r.recv(resend)
+			_, hdrs, err := r.recv(resend)
 			if err != nil {
-				return err
+				return fmt.Errorf("client: %w", err)
 			}
-			for _, f := range frames {
-				h, err := wire.ParseFrame(f, wire.EtherType)
-				if err != nil {
-					return fmt.Errorf("client: %w", err)
-				}
+			for _, h := range hdrs {
 				switch s := h.Seq(); {
 				case s == fields.Seq:
 					break wait
@@ -240,7 +233,7 @@ func pingClient(o *options) error {
 				}
 				// An older reply (duplicate after a resend): skip it.
 			}
-			if len(frames) == 0 && (o.wait || spins&1023 == 0) {
+			if len(hdrs) == 0 && (o.wait || spins&1023 == 0) {
 				if err := rs.Resend(l.Send, req); err != nil {
 					return fmt.Errorf("seq %d: %w (%s)", fields.Seq, err, statsNote(l))
 				}
@@ -259,7 +252,7 @@ func pingClient(o *options) error {
 	return result.Print(os.Stdout, res)
 }
 
-// streamSend sends full frames with SendBatch for o.duration, then end
+// streamSend sends full frames with SendBatch for o.Duration, then end
 // markers.
 func streamSend(o *options) error {
 	l, err := openLink(o, true)
@@ -289,15 +282,10 @@ func streamSend(o *options) error {
 		bufs[i] = make([]byte, 0, wire.EthHeaderLen+o.size)
 	}
 	fields := wire.HeaderFields{Type: wire.TypeDatagram, TargetPort: port, SourcePort: port, TargetNode: 2, SourceNode: 1}
-	stop := ctl.StopFlag()
 	var seq uint32
 	var busy int
-	start := time.Now()
-	deadline := start.Add(o.duration)
-	for iter := 0; ; iter++ {
-		if iter&15 == 0 && (time.Now().After(deadline) || stop.Load()) {
-			break
-		}
+	until := ctl.NewDeadline(ctl.StopFlag(), o.Duration)
+	for !until.Done() {
 		if o.zeroCopy {
 			n, err := sendInPlace(l, o, src, &fields, seq, next)
 			if err != nil {
@@ -308,7 +296,7 @@ func streamSend(o *options) error {
 		}
 		for i := range bufs {
 			fields.Seq = seq + uint32(i)
-			bufs[i] = wire.AppendFrame(bufs[i][:0], o.peer, src, wire.EtherType, &fields, next())
+			bufs[i] = wire.AppendFrame(bufs[i][:0], o.Peer, src, wire.EtherType, &fields, next())
 		}
 		pending := bufs
 		for len(pending) > 0 {
@@ -323,8 +311,8 @@ func streamSend(o *options) error {
 		}
 		seq += uint32(len(bufs))
 	}
-	elapsed := time.Since(start)
-	end := wire.AppendFrame(nil, o.peer, src, wire.EtherType,
+	elapsed := time.Since(until.Start)
+	end := wire.AppendFrame(nil, o.Peer, src, wire.EtherType,
 		&wire.HeaderFields{Type: wire.TypeDatagram, TargetPort: port, SourcePort: port, Seq: seq}, nil)
 	for range 5 {
 		time.Sleep(2 * time.Millisecond)
@@ -358,7 +346,7 @@ func sendInPlace(l *link.Link, o *options, src [6]byte, fields *wire.HeaderField
 			break
 		}
 		fields.Seq = seq + uint32(n)
-		f := wire.AppendFrame(slot[:0], o.peer, src, wire.EtherType, fields, next())
+		f := wire.AppendFrame(slot[:0], o.Peer, src, wire.EtherType, fields, next())
 		if err := l.TxCommit(len(f)); err != nil {
 			return n, fmt.Errorf("commit TX slot: %w", err)
 		}
@@ -370,7 +358,7 @@ func sendInPlace(l *link.Link, o *options, src [6]byte, fields *wire.HeaderField
 	return n, nil
 }
 
-// streamRecv counts data frames until an end marker arrives (or o.timeout
+// streamRecv counts data frames until an end marker arrives (or o.Timeout
 // without frames) and prints a result.Stream record.
 func streamRecv(o *options) error {
 	l, err := openLink(o, false)
@@ -379,7 +367,7 @@ func streamRecv(o *options) error {
 	}
 	defer l.Close()
 	r := newReceiver(l, o.wait)
-	idle := ctl.NewIdle(ctl.StopFlag(), o.timeout, o.wait)
+	idle := ctl.NewIdle(ctl.StopFlag(), o.Timeout, o.wait)
 	ctl.Ready()
 	var (
 		q           result.Seqs
@@ -390,9 +378,9 @@ func streamRecv(o *options) error {
 	)
 loop:
 	for {
-		got, err := r.recv(100 * time.Millisecond)
+		got, hdrs, err := r.recv(100 * time.Millisecond)
 		if err != nil {
-			return err
+			return fmt.Errorf("receiver: %w", err)
 		}
 		if len(got) == 0 {
 			if idle.Over() {
@@ -402,18 +390,14 @@ loop:
 		}
 		now := time.Now()
 		idle.Seen(now)
-		for _, f := range got {
-			h, err := wire.ParseFrame(f, wire.EtherType)
-			if err != nil {
-				return fmt.Errorf("receiver: %w", err)
-			}
+		for i, h := range hdrs {
 			if h.PayloadLen() == 0 {
 				sent = uint64(h.Seq())
 				break loop
 			}
 			if frames == 0 {
 				first = now
-				flen, plen = wire.FrameLen(f), h.PayloadLen()
+				flen, plen = wire.FrameLen(got[i]), h.PayloadLen()
 			}
 			frames++
 			last = now

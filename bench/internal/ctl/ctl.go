@@ -7,7 +7,9 @@ package ctl
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -158,3 +160,80 @@ func (r *Resender) Resend(send func([]byte) error, req []byte) error {
 	}
 	return nil
 }
+
+// Run holds the options that every benchmark program takes: its role and
+// the length of its run.
+type Run struct {
+	Server, Client bool
+	N, Warmup      int           // measured and warm-up round trips
+	Duration       time.Duration // a stream's length (sender)
+	Timeout        time.Duration // give up after this long without progress
+}
+
+// Flags registers the options of r on the default flag set.
+func (r *Run) Flags() {
+	flag.BoolVar(&r.Server, "server", false, "run the echo server (ping-pong) or the receiver (stream)")
+	flag.BoolVar(&r.Client, "client", false, "run the ping-pong client or the stream sender")
+	flag.IntVar(&r.N, "n", 20000, "measured round trips")
+	flag.IntVar(&r.Warmup, "warmup", 2000, "warm-up round trips (not measured)")
+	flag.DurationVar(&r.Duration, "d", 3*time.Second, "stream duration (sender)")
+	flag.DurationVar(&r.Timeout, "timeout", 10*time.Second, "give up after this long without progress")
+}
+
+// Role fails unless exactly one of -server and -client was given.
+func (r *Run) Role() error {
+	if r.Server == r.Client {
+		return errors.New("give exactly one of -server and -client")
+	}
+	return nil
+}
+
+// Ether holds the options of the programs that send raw frames: the
+// interface and the peer's MAC address.
+type Ether struct {
+	Iface string
+	Peer  [6]byte // from -peer, after ParsePeer
+	peer  string
+}
+
+// Flags registers the options of e on the default flag set.
+func (e *Ether) Flags() {
+	flag.StringVar(&e.Iface, "i", "eth0", "interface")
+	flag.StringVar(&e.peer, "peer", "ff:ff:ff:ff:ff:ff", "destination MAC address (client)")
+}
+
+// ParsePeer sets Peer from -peer.
+func (e *Ether) ParsePeer() error {
+	mac, err := net.ParseMAC(e.peer)
+	if err != nil || len(mac) != 6 {
+		return fmt.Errorf("bad -peer %q", e.peer)
+	}
+	e.Peer = [6]byte(mac)
+	return nil
+}
+
+// Deadline ends a sender's loop once its duration has passed or the stop
+// flag is raised. It looks at the clock every 16th call only.
+type Deadline struct {
+	Start time.Time // when the loop started
+	end   time.Time
+	stop  *atomic.Bool
+	n     uint32
+}
+
+// NewDeadline returns a Deadline d from now, stopped early by stop.
+func NewDeadline(stop *atomic.Bool, d time.Duration) *Deadline {
+	now := time.Now()
+	return &Deadline{Start: now, end: now.Add(d), stop: stop}
+}
+
+// Done reports whether the loop should end.
+func (t *Deadline) Done() bool {
+	t.n++
+	if (t.n-1)&15 != 0 { // the fast path, inlined
+		return false
+	}
+	return t.over()
+}
+
+func (t *Deadline) over() bool { return time.Now().After(t.end) || t.stop.Load() }

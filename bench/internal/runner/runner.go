@@ -11,9 +11,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -162,4 +164,64 @@ func RetryClient(srv *netns.Proc, run func() error) error {
 func LastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// CheckTools fails with one line naming the programs of tools that are not
+// in PATH.
+func CheckTools(tools ...string) error {
+	var missing []string
+	for _, t := range tools {
+		if _, err := exec.LookPath(t); err != nil {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s not found in PATH: apt-get install -y sockperf netpipe-tcp util-linux coreutils iproute2 (make bench does this)",
+			strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// GoTool returns the go command: from PATH, else where the project's
+// toolchain lives (sudo drops it from PATH).
+func GoTool() (string, error) {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p, nil
+	}
+	const p = "/usr/local/go/bin/go"
+	if _, err := os.Stat(p); err != nil {
+		return "", errors.New("no Go toolchain to build the benchmark programs: pass prebuilt ones (-bin DIR)")
+	}
+	return p, nil
+}
+
+// GoBuild builds the packages pkgs (import paths) of this repository with
+// goTool and CGO_ENABLED=0 into the folder out.
+func GoBuild(goTool, out string, pkgs ...string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	cmd := exec.Command(goTool, append([]string{"build", "-o", out + string(filepath.Separator)}, pkgs...)...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if o, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s (run from the repository, or pass -bin DIR): %v: %s",
+			strings.Join(pkgs, " "), err, strings.TrimSpace(string(o)))
+	}
+	return nil
+}
+
+// StopOnSignal returns a flag that SIGINT or SIGTERM raises, and the
+// function that stops listening. Its handler keeps the driver alive after
+// the netns package's handler has removed the clusters and re-raised the
+// signal, so that the driver stops cleanly between measurements.
+func StopOnSignal() (*atomic.Bool, func()) {
+	var stop atomic.Bool
+	c := make(chan os.Signal, 2)
+	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		for range c {
+			stop.Store(true)
+		}
+	}()
+	return &stop, func() { signal.Stop(c) }
 }
