@@ -186,13 +186,7 @@ var specs = []*spec{
 			{"gm_poll_key.p99", "gm ping-pong RTT p99, polling, cluster key", "us"},
 			{"gm_poll_key.mean", "gm ping-pong RTT mean, polling, cluster key", "us"},
 		},
-		run: func(b *bench, rep int) (map[string]float64, error) {
-			k, err := b.keyFile()
-			if err != nil {
-				return nil, err
-			}
-			return b.gmPingPong("gm_poll_key", "-key", k)
-		},
+		run: withKey((*bench).gmPingPong, "gm_poll_key"),
 	},
 	{
 		name:  "udp-pp",
@@ -232,13 +226,7 @@ var specs = []*spec{
 	{
 		name:    "gm-stream-key",
 		metrics: gmStreamMetrics("gm_stream_key", "gm stream with a cluster key"),
-		run: func(b *bench, rep int) (map[string]float64, error) {
-			k, err := b.keyFile()
-			if err != nil {
-				return nil, err
-			}
-			return b.gmStream("gm_stream_key", "-key", k)
-		},
+		run:     withKey((*bench).gmStream, "gm_stream_key"),
 	},
 	{
 		name:  "udp-stream",
@@ -296,13 +284,7 @@ var specs = []*spec{
 		name:    "gm-stream-mtu9000-key",
 		net:     netMTU9000,
 		metrics: gmStreamMetrics("gm_stream9k_key", "gm stream at MTU 9000 with a cluster key"),
-		run: func(b *bench, rep int) (map[string]float64, error) {
-			k, err := b.keyFile()
-			if err != nil {
-				return nil, err
-			}
-			return b.gmStream("gm_stream9k_key", "-key", k)
-		},
+		run:     withKey((*bench).gmStream, "gm_stream9k_key"),
 	},
 	{
 		name:    "gm-stream-relay",
@@ -321,6 +303,18 @@ var specs = []*spec{
 			return b.relayStream("gm_loss5", 0.05)
 		},
 	},
+}
+
+// withKey returns the run of f (gmPingPong or gmStream) for the metrics
+// of key with a cluster key on both sides.
+func withKey(f func(b *bench, key string, extra ...string) (map[string]float64, error), key string) func(*bench, int) (map[string]float64, error) {
+	return func(b *bench, _ int) (map[string]float64, error) {
+		k, err := b.keyFile()
+		if err != nil {
+			return nil, err
+		}
+		return f(b, key, "-key", k)
+	}
 }
 
 // gmStreamMetrics are the rows of a gm streaming measurement (1 MiB
