@@ -86,6 +86,13 @@
 // DeregisterPages, counted per page, checked per page, a transfer
 // spanning adjacent registrations (docs/GM-API.md, section 6.2).
 //
+// # Datagrams
+//
+// DatagramSend is gm_datagram_send: one unreliable frame, never
+// acknowledged or resent, delivered at most once (duplicated and replayed
+// frames are dropped) as an ordinary receive event if the target provided
+// a buffer of its size and priority, dropped and counted otherwise.
+//
 // # Capture and diagnostics
 //
 // Capture is a decorator the program attaches, so that a program that does

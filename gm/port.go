@@ -269,6 +269,10 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		Sources:         p.sources,
 		AnswerClosed:    p.answerClosed,
 	}, p.rails)
+	// A later incarnation of the port starts its datagram counter above
+	// everything this one sends (receivers drop counters they have seen;
+	// see proto's datagram notes), unless the clock steps back.
+	p.eng.SetDatagramCounter(uint64(time.Now().UnixNano()))
 	if c.VirtualAddresses {
 		p.pages = newPageTable()
 		p.eng.SetMemory(p.pages)

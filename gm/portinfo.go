@@ -120,6 +120,12 @@ type ProtocolCounters struct {
 	RetransmitsGoBack  uint64 `json:"resends_go_back"`  // frames the receiver asked for again
 	WindowCutsLoss     uint64 `json:"window_cuts_loss"` // congestion windows halved on a loss
 	WindowCutsDelay    uint64 `json:"window_cuts_delay"`
+	// Datagrams (DatagramSend): sent, delivered, dropped for want of a
+	// buffer, dropped as replays (a counter already seen from the source).
+	DatagramsSent     uint64 `json:"datagrams_sent"`
+	DatagramsReceived uint64 `json:"datagrams_received"`
+	DatagramsNoBuffer uint64 `json:"datagrams_no_buffer"`
+	DatagramsReplayed uint64 `json:"datagrams_replayed"`
 }
 
 // CongestionInfo is the congestion control state of the streams from a
@@ -164,6 +170,8 @@ func protocolCounters(s Stats) ProtocolCounters {
 		Misaddressed: s.Misaddressed, Ignored: s.Ignored, PeerResets: s.PeerResets,
 		RetransmitsLoss: s.RetransmitsLoss, RetransmitsTimeout: s.RetransmitsTimeout, RetransmitsGoBack: s.RetransmitsGoBack,
 		WindowCutsLoss: s.WindowCutsLoss, WindowCutsDelay: s.WindowCutsDelay,
+		DatagramsSent: s.DatagramsSent, DatagramsReceived: s.DatagramsReceived,
+		DatagramsNoBuffer: s.DatagramsNoBuffer, DatagramsReplayed: s.DatagramsReplayed,
 	}
 }
 
@@ -203,6 +211,10 @@ func (c *ProtocolCounters) Add(o ProtocolCounters) {
 	c.RetransmitsGoBack += o.RetransmitsGoBack
 	c.WindowCutsLoss += o.WindowCutsLoss
 	c.WindowCutsDelay += o.WindowCutsDelay
+	c.DatagramsSent += o.DatagramsSent
+	c.DatagramsReceived += o.DatagramsReceived
+	c.DatagramsNoBuffer += o.DatagramsNoBuffer
+	c.DatagramsReplayed += o.DatagramsReplayed
 }
 
 // LinkCounters are a link's counters (link.Stats) under stable JSON names.

@@ -96,6 +96,12 @@ func (x *expecter) expect(tb testing.TB, frame []byte) (fields []want, experts [
 		num("ethergm.session", uint64(h.Session())),
 		num("ethergm.seq", uint64(h.Seq())),
 		num("ethergm.ack", uint64(h.Ack())),
+	)
+	if t == wire.TypeDatagram && h.TargetPort() < wire.NumPorts {
+		// The sender's datagram counter (docs/PROTOCOL.md, section 7.7).
+		fields = append(fields, num("ethergm.dgcounter", uint64(h.Session())<<32|uint64(h.Seq())))
+	}
+	fields = append(fields,
 		num(msglenField(t), uint64(h.MsgLen())),
 		num("ethergm.offset", uint64(h.Offset())),
 		num("ethergm.paylen", uint64(h.PayloadLen())),

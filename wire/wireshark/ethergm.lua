@@ -173,6 +173,9 @@ local f = {
     crc_status = ProtoField.uint8("ethergm.crc.status", "CRC status", base.DEC, crc_status_names),
     crc_calc = ProtoField.uint32("ethergm.crc.calculated", "Calculated CRC32C", base.HEX),
     raddr = ProtoField.uint64("ethergm.raddr", "Remote address", base.HEX),
+    -- Session and seq of a DATAGRAM to a port: its sender's 64-bit counter
+    -- (section 7.7).
+    dgcounter = ProtoField.uint64("ethergm.dgcounter", "Datagram counter", base.DEC),
     payload = ProtoField.bytes("ethergm.payload", "Payload"),
     sack = ProtoField.bytes("ethergm.ack.sack", "Selective ack bitmap"),
     get_laddr = ProtoField.uint64("ethergm.get.laddr", "Requester's local address", base.HEX),
@@ -793,6 +796,12 @@ local function dissect(tvb, pinfo, root)
         if bit32.band(flags, FLAG_ACK_VALID) ~= 0 then
             ai:append_text(" (cumulative ack of the session replaced)")
         end
+    elseif ftype == TYPE_DATAGRAM and tport < NUM_PORTS then
+        -- Section 7.7: the sender's datagram counter, high 32 bits first;
+        -- receivers drop a counter they have seen (replays).
+        sti:append_text(" (datagram counter, high 32 bits)")
+        qi:append_text(" (datagram counter, low 32 bits)")
+        tree:add(f.dgcounter, tvb(16, 8))
     end
     if ftype == TYPE_OPEN_ACK then
         local wi = tree:add(f.window, tvb(28, 4))

@@ -125,6 +125,16 @@
 // ProgressTimeout and LivenessTimeout without progress. Every failure
 // disables the stream until Resume or Drop.
 //
+// # Datagrams
+//
+// Datagram sends one DATAGRAM frame at once, outside every stream: no
+// session, no sequence number, no ack, no retransmission. It carries its
+// sender's 64-bit datagram counter (SetDatagramCounter) in the session and
+// seq fields, and a receiver keeps a 64-wide anti-replay window per source
+// (node, port): a datagram is delivered at most once, as an ordinary
+// receive event, if a buffer of its size and priority waits, and dropped
+// (counted) otherwise (datagram.go, docs/PROTOCOL.md section 7.7).
+//
 // # Timers and input
 //
 // Tick runs the timers, which judge the peer, so the caller must call it

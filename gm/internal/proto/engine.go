@@ -182,6 +182,7 @@ type Event struct {
 	Fast       [MaxFastRecvBytes]byte
 
 	ackRS *rxStream // the stream whose requested ack waits for this event to be taken (onSeq)
+	dgram bool      // a datagram's (datagram.go)
 }
 
 // Stats counts protocol activity (for tests, benchmarks and diagnostics).
@@ -206,8 +207,7 @@ type Stats struct {
 	// (another target node or port, a source port of 16 or more, a source
 	// node that is 0 or not in the node map: nothing is allocated for
 	// it; a source MAC that is not one of the source node's in the map) and Ignored ones (a type this port does not take, such as
-	// DATAGRAM or mapper frames, or an ACK, NACK or OPEN_ACK of no current
-	// session).
+	// mapper frames, or an ACK, NACK or OPEN_ACK of no current session).
 	Misaddressed, Ignored uint64
 
 	// PeerResets counts peers whose state ResetPeer discarded (a node
@@ -222,6 +222,12 @@ type Stats struct {
 	RetransmitsLoss, RetransmitsTimeout, RetransmitsGoBack uint64
 	// Congestion windows shrunk on loss and on delay (cc.go).
 	WindowCutsLoss, WindowCutsDelay uint64
+
+	// Datagrams (datagram.go): sent, delivered (also counted in
+	// Delivered), dropped for want of a buffer of their size and
+	// priority, and dropped as replays (a counter already accepted from
+	// the source, or older than the window).
+	DatagramsSent, DatagramsReceived, DatagramsNoBuffer, DatagramsReplayed uint64
 }
 
 const (
@@ -475,7 +481,8 @@ type Engine struct {
 	trN     int
 	lastNow Time // the time of the last Input (for traces)
 
-	rdma *rdmaState // puts and gets (rdma.go); nil until first used
+	rdma  *rdmaState // puts and gets (rdma.go); nil until first used
+	dgram *dgState   // datagrams (datagram.go); nil until first used
 }
 
 // New returns an engine for cfg that sends through out.

@@ -17,7 +17,8 @@ func (o *countOut) SendBatch(f [][]byte) (int, error) {
 
 // rejects sums the counters under which Input records a frame it drops.
 func rejects(s Stats) uint64 {
-	return s.Malformed + s.StaleDropped + s.OutOfWindow + s.Duplicates + s.Misaddressed + s.Ignored
+	return s.Malformed + s.StaleDropped + s.OutOfWindow + s.Duplicates + s.Misaddressed + s.Ignored +
+		s.DatagramsNoBuffer + s.DatagramsReplayed
 }
 
 // TestInputCountsEveryReject feeds an engine one frame of every kind that
@@ -50,7 +51,10 @@ func TestInputCountsEveryReject(t *testing.T) {
 		{"source node 0", frame(func(f *wire.HeaderFields) { f.SourceNode = 0 }), func(s Stats) uint64 { return s.Misaddressed }},
 		{"source node not in the map", frame(func(f *wire.HeaderFields) { f.SourceNode = 3 }), func(s Stats) uint64 { return s.Misaddressed }},
 		{"source node beyond the node ids", frame(func(f *wire.HeaderFields) { f.SourceNode = 1 << 30 }), func(s Stats) uint64 { return s.Misaddressed }},
-		{"datagram", frame(func(f *wire.HeaderFields) { f.Type = wire.TypeDatagram }), func(s Stats) uint64 { return s.Ignored }},
+		{"datagram without a buffer", frame(func(f *wire.HeaderFields) { f.Type = wire.TypeDatagram }), func(s Stats) uint64 { return s.DatagramsNoBuffer }},
+		{"datagram replayed", frame(func(f *wire.HeaderFields) { f.Type = wire.TypeDatagram }), func(s Stats) uint64 { return s.DatagramsReplayed }},
+		{"datagram of counter 0", frame(func(f *wire.HeaderFields) { f.Type, f.Session, f.Seq = wire.TypeDatagram, 0, 0 }), func(s Stats) uint64 { return s.Malformed }},
+		{"datagram longer than its size class", frame(func(f *wire.HeaderFields) { f.Type, f.Size, f.Seq = wire.TypeDatagram, 2, 78 }), func(s Stats) uint64 { return s.Malformed }},
 		{"scout", frame(func(f *wire.HeaderFields) { f.Type, f.Size, f.MsgLen = wire.TypeScout, 0, 0 }), func(s Stats) uint64 { return s.Ignored }},
 		{"ack of no stream", frame(func(f *wire.HeaderFields) { f.Type, f.Size, f.MsgLen = wire.TypeAck, 0, 0 }), func(s Stats) uint64 { return s.Ignored }},
 		{"nack of no stream", frame(func(f *wire.HeaderFields) { f.Type, f.Size, f.MsgLen, f.Status = wire.TypeNack, 0, 0, 1 }), func(s Stats) uint64 { return s.Ignored }},

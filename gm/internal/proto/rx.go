@@ -87,6 +87,8 @@ func (e *Engine) input(now Time, frame []byte) {
 	case wire.TypeData, wire.TypeDataFirst, wire.TypeDataMiddle, wire.TypeDataLast,
 		wire.TypePut, wire.TypeGet, wire.TypeGot: // rdma.go
 		e.onSeq(now, p, sp, pri, frame, h)
+	case wire.TypeDatagram:
+		e.onDatagram(p, sp, pri, h) // datagram.go
 	default:
 		e.stats.Ignored++
 	}
