@@ -76,6 +76,10 @@ static const unsigned char *check_event(gm_recv_event_t *e, const struct point *
 	const unsigned char *m = event_data(e);
 	if (is_fast_type(type))
 		CHECK(m != rbuf[pt->size][pt->prio], "point %d: FAST event's message is the receive buffer", i);
+	else
+		CHECK(gm_ntohp(e->recv.message) == gm_ntohp(e->recv.buffer),
+		      "point %d: recv.message %p is not recv.buffer %p (GM's examples read message)", i,
+		      gm_ntohp(e->recv.message), gm_ntohp(e->recv.buffer));
 	size_t bad = verify(m, pt->len, seed_of(pt->size, pt->prio, pt->len));
 	CHECK(bad == pt->len, "point %d (size %u len %lu prio %u): payload differs at byte %zu", i, pt->size, pt->len,
 	      pt->prio, bad);
