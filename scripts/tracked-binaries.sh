@@ -4,6 +4,7 @@
 # Built commands belong in bin/ or build/, which .gitignore keeps out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+git rev-parse --is-inside-work-tree >/dev/null || { echo "tracked-binaries: not a git checkout" >&2; exit 1; }
 
 status=0
 while IFS= read -r -d '' f; do
