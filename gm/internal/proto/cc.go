@@ -138,8 +138,11 @@ func (e *Engine) ccRTT(now Time, s *txStream, sample time.Duration) {
 	if c.minRTT == 0 || sample < c.minRTT || now-c.minAt > minRTTWindow {
 		c.minRTT, c.minAt = sample, now
 	}
-	target := c.minRTT + congestionDelay + fairness(c.cwnd)
 	c.queued = sample > c.minRTT+congestionDelay/2
+	target := c.minRTT + congestionDelay
+	if sample > target || c.epochMin > target {
+		target += fairness(c.cwnd) // the square roots only when they matter
+	}
 	if c.epochMin == 0 || sample < c.epochMin {
 		c.epochMin = sample
 	}
@@ -260,7 +263,9 @@ func (e *Engine) resent(now Time, s *txStream) {
 // fairness returns the part of the delay target that depends on the window
 // w (see fairnessRange).
 func fairness(w int32) time.Duration {
-	lo, hi := 1/math.Sqrt(maxWindow), 1/math.Sqrt(minCwnd)
-	x := (1/math.Sqrt(float64(max(w, minCwnd))) - lo) / (hi - lo)
+	x := (1/math.Sqrt(float64(max(w, minCwnd))) - fairLo) / (fairHi - fairLo)
 	return time.Duration(x * float64(fairnessRange))
 }
+
+// The bounds of 1/sqrt(window) (see fairness).
+var fairLo, fairHi = 1 / math.Sqrt(maxWindow), 1 / math.Sqrt(minCwnd)
