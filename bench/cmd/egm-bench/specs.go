@@ -110,58 +110,39 @@ func (s *spec) prefix() string { return strings.SplitN(s.metrics[0].key, ".", 2)
 // specs lists the measurements in the order of one repetition.
 var specs = []*spec{
 	{
-		name:  "floor-pp",
-		short: true,
-		metrics: []metric{
-			{"floor_pp.p50", "floor ping-pong RTT p50", "us"},
-			{"floor_pp.p99", "floor ping-pong RTT p99", "us"},
-		},
+		name:    "floor-pp",
+		short:   true,
+		metrics: rttMetrics("floor_pp", "floor ping-pong", "", false),
 		run: func(b *bench, rep int) (map[string]float64, error) {
 			return b.goPingPong("floor_pp", "egm-floor", nil)
 		},
 	},
 	{
-		name:  "link-poll",
-		short: true,
-		metrics: []metric{
-			{"link_poll.p50", "link ping-pong RTT p50, polling", "us"},
-			{"link_poll.p99", "link ping-pong RTT p99, polling", "us"},
-		},
+		name:    "link-poll",
+		short:   true,
+		metrics: rttMetrics("link_poll", "link ping-pong", ", polling", false),
 		run: func(b *bench, rep int) (map[string]float64, error) {
 			return b.goPingPong("link_poll", "egm-linkperf", []string{"-mode", "pingpong", "-wait=false"})
 		},
 	},
 	{
-		name: "link-wait",
-		metrics: []metric{
-			{"link_wait.p50", "link ping-pong RTT p50, blocking", "us"},
-			{"link_wait.p99", "link ping-pong RTT p99, blocking", "us"},
-		},
+		name:    "link-wait",
+		metrics: rttMetrics("link_wait", "link ping-pong", ", blocking", false),
 		run: func(b *bench, rep int) (map[string]float64, error) {
 			return b.goPingPong("link_wait", "egm-linkperf", []string{"-mode", "pingpong", "-wait=true", "-spin", "-1ns"})
 		},
 	},
 	{
-		name:  "gm-poll",
-		short: true,
-		metrics: []metric{
-			{"gm_poll.p50", "gm ping-pong RTT p50, polling (8-byte message)", "us"},
-			{"gm_poll.p99", "gm ping-pong RTT p99, polling (8-byte message)", "us"},
-			{"gm_poll.mean", "gm ping-pong RTT mean, polling (8-byte message)", "us"},
-		},
-		run: func(b *bench, rep int) (map[string]float64, error) {
-			return b.gmPingPong("gm_poll")
-		},
+		name:    "gm-poll",
+		short:   true,
+		metrics: rttMetrics("gm_poll", "gm ping-pong", ", polling (8-byte message)", true),
+		run:     gmRun((*bench).gmPingPong, "gm_poll"),
 	},
 	{
 		// The same ping-pong through libgm, GM's C API (egm-cperf).
-		name:  "c-poll",
-		short: true,
-		metrics: []metric{
-			{"c_poll.p50", "C (libgm) ping-pong RTT p50, polling (8-byte message)", "us"},
-			{"c_poll.p99", "C (libgm) ping-pong RTT p99, polling (8-byte message)", "us"},
-			{"c_poll.mean", "C (libgm) ping-pong RTT mean, polling (8-byte message)", "us"},
-		},
+		name:    "c-poll",
+		short:   true,
+		metrics: rttMetrics("c_poll", "C (libgm) ping-pong", ", polling (8-byte message)", true),
 		run: func(b *bench, rep int) (map[string]float64, error) {
 			return b.cPingPong("c_poll")
 		},
@@ -179,23 +160,16 @@ var specs = []*spec{
 		},
 	},
 	{
-		name:  "gm-poll-key",
-		short: true,
-		metrics: []metric{
-			{"gm_poll_key.p50", "gm ping-pong RTT p50, polling, cluster key", "us"},
-			{"gm_poll_key.p99", "gm ping-pong RTT p99, polling, cluster key", "us"},
-			{"gm_poll_key.mean", "gm ping-pong RTT mean, polling, cluster key", "us"},
-		},
-		run: withKey((*bench).gmPingPong, "gm_poll_key"),
+		name:    "gm-poll-key",
+		short:   true,
+		metrics: rttMetrics("gm_poll_key", "gm ping-pong", ", polling, cluster key", true),
+		run:     withKey((*bench).gmPingPong, "gm_poll_key"),
 	},
 	{
-		name:  "udp-pp",
-		tools: []string{"sockperf"},
-		metrics: []metric{
-			{"udp_pp.p50", "UDP ping-pong RTT p50 (sockperf)", "us"},
-			{"udp_pp.p99", "UDP ping-pong RTT p99 (sockperf)", "us"},
-		},
-		run: (*bench).udpPingPong,
+		name:    "udp-pp",
+		tools:   []string{"sockperf"},
+		metrics: rttMetrics("udp_pp", "UDP ping-pong", " (sockperf)", false),
+		run:     (*bench).udpPingPong,
 	},
 	{
 		name:  "tcp-pp",
@@ -206,22 +180,14 @@ var specs = []*spec{
 		run: (*bench).tcpPingPong,
 	},
 	{
-		name: "link-stream",
-		metrics: []metric{
-			{"link_stream.gbps", "link stream goodput, Ethernet payload", "Gbit/s"},
-			{"link_stream.gbps_app", "link stream goodput, application payload", "Gbit/s"},
-			{"link_stream.loss", "link stream frames lost at the receiver", "%"},
-		},
-		run: func(b *bench, rep int) (map[string]float64, error) {
-			return b.goStream("link_stream", "egm-linkperf", []string{"-mode", "stream"}, []string{"-wait=true", "-spin", "0"})
-		},
+		name:    "link-stream",
+		metrics: streamMetrics("link_stream", "link stream", "", true),
+		run:     linkStream("link_stream"),
 	},
 	{
 		name:    "gm-stream",
 		metrics: gmStreamMetrics("gm_stream", "gm stream"),
-		run: func(b *bench, rep int) (map[string]float64, error) {
-			return b.gmStream("gm_stream")
-		},
+		run:     gmRun((*bench).gmStream, "gm_stream"),
 	},
 	{
 		name:    "gm-stream-key",
@@ -231,54 +197,36 @@ var specs = []*spec{
 	{
 		name:  "udp-stream",
 		tools: []string{"sockperf"},
+		run:   (*bench).udpStream,
 		metrics: []metric{
 			{"udp_stream.gbps", "UDP stream goodput received, Ethernet payload (sockperf tp)", "Gbit/s"},
 			{"udp_stream.gbps_app", "UDP stream goodput received, datagram payload", "Gbit/s"},
 			{"udp_stream.loss", "UDP stream datagrams lost at the receiver", "%"},
 			{"udp_stream.sent_gbps", "UDP stream rate sent (sockperf tp report), Ethernet payload", "Gbit/s"},
 		},
-		run: (*bench).udpStream,
 	},
 	{
-		name: "floor-stream",
-		metrics: []metric{
-			{"floor_stream.gbps", "floor stream goodput, Ethernet payload", "Gbit/s"},
-			{"floor_stream.loss", "floor stream frames lost at the receiver", "%"},
-		},
-		run: func(b *bench, rep int) (map[string]float64, error) {
-			return b.goStream("floor_stream", "egm-floor", []string{"-stream"}, nil)
-		},
+		name:    "floor-stream",
+		metrics: streamMetrics("floor_stream", "floor stream", "", false),
+		run:     floorStream("floor_stream"),
 	},
 	{
-		name: "floor-stream-mtu9000",
-		net:  netMTU9000,
-		metrics: []metric{
-			{"floor_stream9k.gbps", "floor stream goodput at MTU 9000, Ethernet payload", "Gbit/s"},
-			{"floor_stream9k.loss", "floor stream at MTU 9000, frames lost at the receiver", "%"},
-		},
-		run: func(b *bench, rep int) (map[string]float64, error) {
-			return b.goStream("floor_stream9k", "egm-floor", []string{"-stream", "-size", "9000"}, nil)
-		},
+		name:    "floor-stream-mtu9000",
+		net:     netMTU9000,
+		metrics: streamMetrics("floor_stream9k", "floor stream", " at MTU 9000", false),
+		run:     floorStream("floor_stream9k", "-size", "9000"),
 	},
 	{
-		name: "link-stream-mtu9000",
-		net:  netMTU9000,
-		metrics: []metric{
-			{"link_stream9k.gbps", "link stream goodput at MTU 9000, Ethernet payload", "Gbit/s"},
-			{"link_stream9k.gbps_app", "link stream goodput at MTU 9000, application payload", "Gbit/s"},
-			{"link_stream9k.loss", "link stream at MTU 9000, frames lost at the receiver", "%"},
-		},
-		run: func(b *bench, rep int) (map[string]float64, error) {
-			return b.goStream("link_stream9k", "egm-linkperf", []string{"-mode", "stream"}, []string{"-wait=true", "-spin", "0"})
-		},
+		name:    "link-stream-mtu9000",
+		net:     netMTU9000,
+		metrics: streamMetrics("link_stream9k", "link stream", " at MTU 9000", true),
+		run:     linkStream("link_stream9k"),
 	},
 	{
 		name:    "gm-stream-mtu9000",
 		net:     netMTU9000,
 		metrics: gmStreamMetrics("gm_stream9k", "gm stream at MTU 9000"),
-		run: func(b *bench, rep int) (map[string]float64, error) {
-			return b.gmStream("gm_stream9k")
-		},
+		run:     gmRun((*bench).gmStream, "gm_stream9k"),
 	},
 	{
 		name:    "gm-stream-mtu9000-key",
@@ -305,6 +253,12 @@ var specs = []*spec{
 	},
 }
 
+// gmRun returns the run of f (gmPingPong or gmStream) for the metrics of
+// key.
+func gmRun(f func(b *bench, key string, extra ...string) (map[string]float64, error), key string) func(*bench, int) (map[string]float64, error) {
+	return func(b *bench, _ int) (map[string]float64, error) { return f(b, key) }
+}
+
 // withKey returns the run of f (gmPingPong or gmStream) for the metrics
 // of key with a cluster key on both sides.
 func withKey(f func(b *bench, key string, extra ...string) (map[string]float64, error), key string) func(*bench, int) (map[string]float64, error) {
@@ -314,6 +268,51 @@ func withKey(f func(b *bench, key string, extra ...string) (map[string]float64, 
 			return nil, err
 		}
 		return f(b, key, "-key", k)
+	}
+}
+
+// rttMetrics are the rows of a ping-pong measurement described by what
+// (and suffix, after the percentile): its round trip's p50 and p99, and
+// with mean its mean.
+func rttMetrics(key, what, suffix string, mean bool) []metric {
+	m := []metric{
+		{key + ".p50", what + " RTT p50" + suffix, "us"},
+		{key + ".p99", what + " RTT p99" + suffix, "us"},
+	}
+	if mean {
+		m = append(m, metric{key + ".mean", what + " RTT mean" + suffix, "us"})
+	}
+	return m
+}
+
+// streamMetrics are the rows of a link or floor streaming measurement
+// described by what and at (the network, or ""); app adds the goodput of
+// application payload.
+func streamMetrics(key, what, at string, app bool) []metric {
+	lost := what + " frames lost at the receiver"
+	if at != "" {
+		lost = what + at + ", frames lost at the receiver"
+	}
+	m := []metric{{key + ".gbps", what + " goodput" + at + ", Ethernet payload", "Gbit/s"}}
+	if app {
+		m = append(m, metric{key + ".gbps_app", what + " goodput" + at + ", application payload", "Gbit/s"})
+	}
+	return append(m, metric{key + ".loss", lost, "%"})
+}
+
+// linkStream returns the run of egm-linkperf's stream for the metrics of
+// key, the receiver in link.Wait with the link's default spin.
+func linkStream(key string) func(*bench, int) (map[string]float64, error) {
+	return func(b *bench, _ int) (map[string]float64, error) {
+		return b.goStream(key, "egm-linkperf", []string{"-mode", "stream"}, []string{"-wait=true", "-spin", "0"})
+	}
+}
+
+// floorStream returns the run of egm-floor's stream (extra: more options
+// of both sides) for the metrics of key.
+func floorStream(key string, extra ...string) func(*bench, int) (map[string]float64, error) {
+	return func(b *bench, _ int) (map[string]float64, error) {
+		return b.goStream(key, "egm-floor", append([]string{"-stream"}, extra...), nil)
 	}
 }
 
