@@ -43,9 +43,13 @@ const MaxRegisteredPages = 1 << 24
 // port's mutex (the engine calls Slice under it).
 type pageTable struct {
 	refs map[uint64]uint16 // page number -> registrations
+	// checkMapped: registrations of pages not registered yet must be
+	// mapped memory (mapped); off in the page table's own tests, which
+	// use made-up addresses.
+	checkMapped bool
 }
 
-func newPageTable() *pageTable { return &pageTable{refs: map[uint64]uint16{}} }
+func newPageTable() *pageTable { return &pageTable{refs: map[uint64]uint16{}, checkMapped: true} }
 
 // pageRange returns the pages [first, last] that [addr, addr+length)
 // touches, or an error for an empty or wrapping range.
@@ -82,6 +86,11 @@ func (t *pageTable) register(addr uintptr, length int) error {
 	}
 	if uint64(len(t.refs))+added > MaxRegisteredPages {
 		return fmt.Errorf("%w: registering %d more pages would exceed %d registered pages", PageTableFull, added, MaxRegisteredPages)
+	}
+	if added > 0 && t.checkMapped {
+		if err := mapped(first, last); err != nil {
+			return err
+		}
 	}
 	for pg := first; ; pg++ {
 		t.refs[pg]++
@@ -171,7 +180,8 @@ func (t *pageTable) Slice(addr uint64, n uint32) ([]byte, bool) {
 // remote memory by virtual address).
 //
 // Errors (nothing is registered then): InvalidParameter for length <= 0
-// or a range that wraps, PTERefCntOverflow if a page already has
+// or a range that wraps, MemoryFault if a page of the range is not mapped
+// in this process (Linux: mincore), PTERefCntOverflow if a page already has
 // MaxPageRefs registrations, PageTableFull beyond MaxRegisteredPages, and
 // an error if the port was not opened with Config.VirtualAddresses (use
 // RegisterMemory), or is closed (ErrClosed).

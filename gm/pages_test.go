@@ -2,6 +2,7 @@ package gm
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -12,10 +13,14 @@ import (
 
 const pgBase = 0x7f00_0000_0000 // a page-aligned address (never dereferenced here)
 
+// fakeTable is a page table that does not ask the kernel whether the
+// pages are mapped (the addresses of these tests are made up).
+func fakeTable() *pageTable { t := newPageTable(); t.checkMapped = false; return t }
+
 // TestPagesRounding: a registration covers the pages its range touches,
 // rounded outward; the access check is per page.
 func TestPagesRounding(t *testing.T) {
-	pt := newPageTable()
+	pt := fakeTable()
 	if err := pt.register(pgBase+4000, 200); err != nil { // touches pages 0 and 1
 		t.Fatal(err)
 	}
@@ -47,7 +52,7 @@ func TestPagesRounding(t *testing.T) {
 // TestPagesCounts: a page registered twice needs two deregistrations, and
 // adjacent registrations make one reachable range.
 func TestPagesCounts(t *testing.T) {
-	pt := newPageTable()
+	pt := fakeTable()
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -72,7 +77,7 @@ func TestPagesCounts(t *testing.T) {
 // TestPagesErrors: bad lengths, a deregistration of a range with an
 // unregistered page and a count overflow are refused and change nothing.
 func TestPagesErrors(t *testing.T) {
-	pt := newPageTable()
+	pt := fakeTable()
 	for _, l := range []int{0, -1} {
 		if err := pt.register(pgBase, l); !errors.Is(err, InvalidParameter) {
 			t.Errorf("register length %d: %v", l, err)
@@ -144,3 +149,37 @@ func TestPagesSlice(t *testing.T) {
 }
 
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// TestPagesUnmapped: memory that is not mapped in the process is not
+// registered (MemoryFault), so that no remote access can fault it; a page
+// already registered is counted again without asking.
+func TestPagesUnmapped(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("mapped memory is checked on Linux only")
+	}
+	mem, err := unix.Mmap(-1, 0, 3*PageLen, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Skip(err)
+	}
+	addr := uintptrOf(mem)
+	defer unix.Munmap(mem)                                                                    // the whole mapping; its page 2 is gone already
+	if _, _, errno := unix.Syscall(unix.SYS_MUNMAP, addr+2*PageLen, PageLen, 0); errno != 0 { // page 2 goes
+		t.Fatal(errno)
+	}
+	pt := newPageTable()
+	if err := pt.register(addr, 3*PageLen); !errors.Is(err, MemoryFault) {
+		t.Fatalf("unmapped page: %v", err)
+	}
+	if pt.pages() != 0 {
+		t.Fatal("a refused registration changed the table")
+	}
+	if err := pt.register(addr+100, 2*PageLen-100); err != nil {
+		t.Fatal(err)
+	}
+	if err := pt.register(0, 1); !errors.Is(err, MemoryFault) {
+		t.Fatalf("the null page: %v", err)
+	}
+	if pt.pages() != 2 {
+		t.Fatal(pt.pages())
+	}
+}
