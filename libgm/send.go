@@ -107,8 +107,7 @@ func egm_send(c *C.struct_gm_port, kind C.int, local unsafe.Pointer, arg C.gm_u6
 			*(*uint32)(unsafe.Pointer(&r.word)) = uint32(arg)
 			msg = r.word[:min(n, 4)]
 		}
-		_ = msg
-		err = gm.NotSupportedOnArch // XXXDATAGRAM: cp.p.DatagramSend(msg, uint8(size), int(n), pr, nd, pt, cp.onSent, r)
+		err = cp.p.DatagramSend(msg, uint8(size), int(n), pr, nd, pt, cp.onSent, r)
 	case kindPut, kindPutLegacy:
 		if kind == kindPutLegacy {
 			// Reported in GM_SENT_EVENT, as gm_send's messages.
