@@ -505,6 +505,16 @@ func TestIntegrationCTags(t *testing.T) {
 	})
 }
 
+// TestIntegrationCDatagram: gm_datagram_send(_4) delivered as ordinary
+// receive events, verified, none twice; every callback once with success.
+func TestIntegrationCDatagram(t *testing.T) {
+	cl := newCluster(t, 2)
+	forPairs(t, cl, map[string]pair{"onehost": oneHost, "twohost": twoHost}, func(t *testing.T, v variant, pr pair) {
+		out, _ := cl.runPair(t, v, "datagram", pr)
+		t.Log(strings.TrimSpace(out))
+	})
+}
+
 func TestIntegrationCTokens(t *testing.T) {
 	cl := newCluster(t, 2)
 	forPairs(t, cl, map[string]pair{"onehost": oneHost, "twohost": twoHost}, func(t *testing.T, v variant, pr pair) {
