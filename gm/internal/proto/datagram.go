@@ -75,16 +75,10 @@ func (e *Engine) SetDatagramCounter(c uint64) { e.dg().next = max(c, 1) }
 // or more than one frame's payload, DatagramMax), ErrNode,
 // ErrNoSendToken, and ErrDatagramNotSent wrapping the link's error.
 func (e *Engine) Datagram(now Time, msg []byte, size uint8, length int, pri uint8, node uint32, port uint8, cb, ctx any) error {
-	if size < token.MinMessageSize || size > token.MaxSize {
-		return ErrSize
+	if err := checkSend(msg, size, length, pri, port); err != nil {
+		return err
 	}
-	if pri >= token.NumPriorities {
-		return ErrPriority
-	}
-	if port >= wire.NumPorts {
-		return ErrPort
-	}
-	if length < 0 || length > token.MaxLengthForSize(size) || length > len(msg) || length > e.DatagramMax() {
+	if length > e.DatagramMax() {
 		return ErrLength
 	}
 	p := e.peer(node)

@@ -312,6 +312,8 @@ type txStream struct {
 	active   bool
 
 	srtt, rttvar, rto time.Duration
+	minRTT, lastRTT   time.Duration // the smallest round trip of the last minRTTWindow (cc.go), the last one
+	minAt             Time          // when minRTT was taken
 	rttSeq            uint32
 	rttTime           Time
 	rttValid          bool
@@ -425,10 +427,10 @@ type peer struct {
 	macOK bool
 	srcOK bool // src[:nsrc] are the MACs the peer's frames may come from
 	nsrc  int
+	cc    congestion // the host's congestion window (cc.go)
 	src   [MaxSources][6]byte
 	tx    [wire.NumPorts][token.NumPriorities]*txStream
 	rx    [wire.NumPorts][token.NumPriorities]*rxStream
-	cc    congestion // the host's congestion window (cc.go)
 }
 
 // Engine is one port's protocol state. It is not safe for concurrent use.
@@ -748,10 +750,9 @@ func (e *Engine) allocRec() int32 {
 	return i
 }
 
-// Send queues a message (gm_send_with_callback). cb and ctx come back from
-// PopCompletion. It fails without side effects on misuse or when no send
-// token is free.
-func (e *Engine) Send(now Time, msg []byte, size uint8, length int, pri uint8, node uint32, port uint8, cb, ctx any) error {
+// checkSend checks the arguments of a message or datagram send that do not
+// depend on the engine's state.
+func checkSend(msg []byte, size uint8, length int, pri, port uint8) error {
 	if size < token.MinMessageSize || size > token.MaxSize {
 		return ErrSize
 	}
@@ -763,6 +764,16 @@ func (e *Engine) Send(now Time, msg []byte, size uint8, length int, pri uint8, n
 	}
 	if length < 0 || length > token.MaxLengthForSize(size) || length > len(msg) {
 		return ErrLength
+	}
+	return nil
+}
+
+// Send queues a message (gm_send_with_callback). cb and ctx come back from
+// PopCompletion. It fails without side effects on misuse or when no send
+// token is free.
+func (e *Engine) Send(now Time, msg []byte, size uint8, length int, pri uint8, node uint32, port uint8, cb, ctx any) error {
+	if err := checkSend(msg, size, length, pri, port); err != nil {
+		return err
 	}
 	p := e.peer(node)
 	if p == nil || !e.resolve(p) {
