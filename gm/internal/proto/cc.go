@@ -26,15 +26,7 @@ import (
 // host's congestion window) frames in flight; retransmissions of lost
 // frames are not held back by it.
 type congestion struct {
-	cwnd     int32 // frames
-	ssthresh int32
-	acc      int32 // frames acknowledged towards the next additive increase
-	over     bool  // the last round-trip sample was above the target
-	queued   bool  // the last round-trip sample showed a queue (above minRTT + congestionDelay/2)
-	minRTT   time.Duration
-	minAt    Time // when minRTT was taken
-	lastCut  Time // when the window last shrank
-	hold     time.Duration
+	cwnd int32 // frames
 	// lossy: the path dropped a frame since the window was last whole
 	// (Config.Window). Only then does delay count: a path that never
 	// dropped has no queue to keep from overflowing, and its delay is
@@ -42,8 +34,15 @@ type congestion struct {
 	// the last loss left: when an epoch shows that the delay was not
 	// this sender's to cure (competitive), the delay's cuts below it are
 	// undone, as TCP undoes the cuts of spurious timeouts (Eifel).
-	lossy bool
-	floor int32
+	// (cwnd and lossy, all that a clear path's ack reads, come first:
+	// they share the cache line of the peer's MAC.)
+	lossy    bool
+	over     bool  // the last round-trip sample was above the target
+	ssthresh int32 // the slow-start threshold
+	acc      int32 // frames acknowledged towards the next additive increase
+	floor    int32
+	lastCut  Time // when the window last shrank
+	hold     time.Duration
 
 	// Copa's competitive mode (Arun and Balakrishnan, NSDI 2018): the
 	// smallest sample of each epoch of epochLen; if the queue never
@@ -116,30 +115,37 @@ func (e *Engine) ccAcked(now Time, s *txStream, n int32) {
 		return
 	}
 	top := int32(e.cfg.Window)
-	if c.cwnd >= top {
-		c.lossy = false
-		return
-	}
 	if c.cwnd < c.ssthresh {
 		c.cwnd = min(c.cwnd+n, c.ssthresh, top)
-		return
+	} else {
+		c.acc += n
+		for c.acc >= c.cwnd {
+			c.acc -= c.cwnd
+			c.cwnd = min(c.cwnd+1, top)
+		}
 	}
-	c.acc += n
-	for c.acc >= c.cwnd {
-		c.acc -= c.cwnd
-		c.cwnd = min(c.cwnd+1, top)
+	if c.cwnd >= top {
+		c.lossy = false // whole again
 	}
+}
+
+// sampled records a round-trip sample of s: the smallest of the last
+// minRTTWindow, and the last. On a path that is not lossy this is all a
+// sample costs (see advance), in the stream's own state; ccRTT does the
+// rest.
+func (s *txStream) sampled(now Time, sample time.Duration) {
+	if sample < s.minRTT || s.minRTT == 0 || now-s.minAt > minRTTWindow {
+		s.minRTT, s.minAt = sample, now
+	}
+	s.lastRTT = sample
 }
 
 // ccRTT takes a round-trip sample of s: it updates the path's smallest
 // round trip and shrinks the window if the sample shows a queue.
 func (e *Engine) ccRTT(now Time, s *txStream, sample time.Duration) {
 	c := &s.peer.cc
-	if c.minRTT == 0 || sample < c.minRTT || now-c.minAt > minRTTWindow {
-		c.minRTT, c.minAt = sample, now
-	}
-	c.queued = sample > c.minRTT+congestionDelay/2
-	target := c.minRTT + congestionDelay
+	s.sampled(now, sample)
+	target := s.minRTT + congestionDelay
 	if sample > target || c.epochMin > target {
 		target += fairness(c.cwnd) // the square roots only when they matter
 	}
@@ -154,7 +160,7 @@ func (e *Engine) ccRTT(now Time, s *txStream, sample time.Duration) {
 		}
 	}
 	c.over = sample > target && !c.competitive
-	if !c.over || !c.lossy {
+	if !c.over {
 		return
 	}
 	f := 1 - delayBeta*float64(sample-target)/float64(sample)
@@ -166,14 +172,19 @@ func (e *Engine) ccRTT(now Time, s *txStream, sample time.Duration) {
 // ccLoss shrinks s's host's window for a frame resent because it was lost:
 // by half, but not below randomLossFloor unless the path shows a queue.
 func (e *Engine) ccLoss(now Time, s *txStream) {
+	c := &s.peer.cc
 	floor := int32(minCwnd)
-	if !s.peer.cc.queued {
-		floor = randomLossFloor
+	if s.lastRTT <= s.minRTT+congestionDelay/2 {
+		floor = randomLossFloor // the last sample showed no queue
 	}
 	if e.ccCut(now, s, 0.5, floor) {
 		e.stats.WindowCutsLoss++
-		s.peer.cc.lossy = true
-		s.peer.cc.floor = s.peer.cc.cwnd
+		if !c.lossy {
+			// Delay counts from now on (ccRTT), in a new epoch.
+			c.lossy, c.over, c.competitive = true, false, false
+			c.epochAt, c.epochMin = now, 0
+		}
+		c.floor = c.cwnd
 	}
 }
 
@@ -189,7 +200,7 @@ func (e *Engine) ccCut(now Time, s *txStream, f float64, floor int32) bool {
 	w := max(int32(float64(cur)*f), floor)
 	c.cwnd, c.ssthresh, c.acc = w, w, 0
 	c.lastCut = now
-	c.hold = max(s.srtt, c.minRTT, 100*time.Microsecond)
+	c.hold = max(s.srtt, s.minRTT, 100*time.Microsecond)
 	return true
 }
 
@@ -212,7 +223,7 @@ func (e *Engine) Congestion() []CongestionState {
 		if p == nil {
 			continue
 		}
-		cs := CongestionState{Node: p.node, Window: int(min(p.cc.cwnd, int32(e.cfg.Window))), Ssthresh: int(p.cc.ssthresh), MinRTT: p.cc.minRTT}
+		cs := CongestionState{Node: p.node, Window: int(min(p.cc.cwnd, int32(e.cfg.Window))), Ssthresh: int(p.cc.ssthresh)}
 		any := false
 		for port := range p.tx {
 			for _, s := range p.tx[port] {
@@ -224,6 +235,9 @@ func (e *Engine) Congestion() []CongestionState {
 				cs.InFlight += n
 				if s.srtt != 0 && (cs.SRTT == 0 || n > 0) {
 					cs.SRTT = s.srtt
+				}
+				if s.minRTT != 0 && (cs.MinRTT == 0 || s.minRTT < cs.MinRTT) {
+					cs.MinRTT = s.minRTT
 				}
 			}
 		}

@@ -43,7 +43,7 @@ func (e *Engine) Dump(now Time) string {
 					s.disabled, s.active, s.probing, s.noBuf, rel(s.noBufSince), s.backoff, rel(s.backoffUntil),
 					s.rto, rel(s.rtoAt), s.srtt, rel(s.lastHeard), rel(s.fastHold), s.txCount, s.lostBefore)
 				c := &p.cc
-				fmt.Fprintf(&b, " cwnd %d ssthresh %d minRTT %v over %v queued %v competitive %v lastCut %s\n", c.cwnd, c.ssthresh, c.minRTT, c.over, c.queued, c.competitive, rel(c.lastCut))
+				fmt.Fprintf(&b, " cwnd %d ssthresh %d minRTT %v lastRTT %v lossy %v over %v competitive %v lastCut %s\n", c.cwnd, c.ssthresh, s.minRTT, s.lastRTT, c.lossy, c.over, c.competitive, rel(c.lastCut))
 				for i := 0; i < s.qLen && i < 8; i++ {
 					m := &e.recs[s.q[(s.qHead+i)%qCap]]
 					fmt.Fprintf(&b, "    msg %d: size %d len %d nseg %d", i, m.size, m.length, m.nseg)

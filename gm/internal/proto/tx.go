@@ -452,7 +452,11 @@ func (e *Engine) clampRTO(d time.Duration) time.Duration {
 func (e *Engine) advance(now Time, s *txStream, newUna uint32) {
 	if s.rttValid && diff(newUna, s.rttSeq) > 0 {
 		sample := now - s.rttTime
-		e.ccRTT(now, s, sample)
+		if s.peer.cc.lossy {
+			e.ccRTT(now, s, sample)
+		} else {
+			s.sampled(now, sample)
+		}
 		if s.srtt == 0 {
 			s.srtt, s.rttvar = sample, sample/2
 		} else {
@@ -470,7 +474,9 @@ func (e *Engine) advance(now Time, s *txStream, newUna uint32) {
 	} else {
 		s.rto = e.baseRTO()
 	}
-	e.ccAcked(now, s, diff(newUna, s.una))
+	if s.peer.cc.cwnd < int32(e.cfg.Window) {
+		e.ccAcked(now, s, diff(newUna, s.una))
+	}
 	if uint32(diff(newUna, s.una)) >= maxWindow {
 		s.sacked.reset()
 	} else {
