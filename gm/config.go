@@ -28,6 +28,8 @@ const (
 	// EnvUnit selects the unit when Open is given "": a unit name from the
 	// units file or a comma-separated list of interfaces.
 	EnvUnit = "ETHERGM_UNIT"
+	// EnvCongestionControl, set to 1, turns on Config.CongestionControl.
+	EnvCongestionControl = "ETHERGM_CONGESTION_CONTROL"
 )
 
 // DefaultStateDir is the state directory used when neither
@@ -106,6 +108,13 @@ type Config struct {
 	ClusterKeyFile string
 	// Partition is the partition number used with ClusterKeyFile.
 	Partition uint16
+	// CongestionControl turns on the congestion window per destination
+	// host (docs/PROTOCOL.md §20), for many-to-one traffic through a
+	// switch port; $ETHERGM_CONGESTION_CONTROL=1 turns it on too. It is
+	// off by default while it treats a path's random loss as congestion:
+	// through a relay that drops 5 % of the frames it leaves a stream a
+	// fraction of its goodput (docs/RELIABILITY.md §6).
+	CongestionControl bool
 	// VirtualAddresses makes the port's remote pointers its process's
 	// virtual addresses, as in GM (for C programs, through libgm): peers'
 	// puts and gets name addresses, and memory is made reachable by page

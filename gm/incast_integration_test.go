@@ -75,6 +75,7 @@ func newIncast(t *testing.T, senders, extra int) *incastEnv {
 	m := writeMap(t, c)
 	cfg := func(h *netns.Host) *gm.Config {
 		cf := testConfig(h, m)
+		cf.CongestionControl = true
 		cf.ProgressTimeout, cf.LivenessTimeout = time.Minute, time.Minute
 		return cf
 	}

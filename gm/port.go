@@ -263,11 +263,12 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		SegLen:     p.linkMTU() - wire.HeaderLen,
 		SendTokens: c.SendTokens, RecvTokens: c.ReceiveTokens,
 		Window: c.Window, RecvWindow: recvWindow(geo), ZeroCopyMin: geo.ZeroCopyMin,
-		ProgressTimeout: c.ProgressTimeout, // 0: the defaults (DefaultProgressTimeout...)
-		LivenessTimeout: c.LivenessTimeout,
-		Resolve:         p.rails.Resolve,
-		Sources:         p.sources,
-		AnswerClosed:    p.answerClosed,
+		ProgressTimeout:     c.ProgressTimeout, // 0: the defaults (DefaultProgressTimeout...)
+		LivenessTimeout:     c.LivenessTimeout,
+		Resolve:             p.rails.Resolve,
+		Sources:             p.sources,
+		AnswerClosed:        p.answerClosed,
+		NoCongestionControl: !c.CongestionControl && os.Getenv(EnvCongestionControl) != "1",
 	}, p.rails)
 	// A later incarnation of the port starts its datagram counter above
 	// everything this one sends (receivers drop counters they have seen;
