@@ -215,7 +215,7 @@ func egm_open(c *C.struct_gm_port, unit, id C.uint, name *C.char, version C.uint
 		}
 		slot = len(table)
 		table = n
-		tabSnap.Store(&table)
+		tabSnap.Store(&n) // a header of its own, never written again
 	}
 	cp.slot = slot
 	c.slot = C.int(slot)
