@@ -79,6 +79,24 @@ static double pct(uint64_t *v, size_t n, double q)
 	return (double)v[i] / 1000.0;
 }
 
+/* high_recv reports whether e is a high-priority receive event (the only
+   kind the ping-pong sends), and gives its message and length. GM points
+   recv.message at the data of every receive event (FAST ones in library
+   memory, the others in the buffer). */
+static int high_recv(gm_recv_event_t *e, void **msg, unsigned *len)
+{
+	switch (GM_RECV_EVENT_TYPE(e)) {
+	case GM_FAST_HIGH_PEER_RECV_EVENT:
+	case GM_HIGH_PEER_RECV_EVENT:
+	case GM_FAST_HIGH_RECV_EVENT:
+	case GM_HIGH_RECV_EVENT:
+		*msg = gm_ntohp(e->recv.message);
+		*len = gm_ntoh_u32(e->recv.length);
+		return 1;
+	}
+	return 0;
+}
+
 static struct gm_port *open_port(unsigned int id)
 {
 	struct gm_port *p;
@@ -99,6 +117,18 @@ static void provide(struct gm_port *p, unsigned size, unsigned len)
 	}
 }
 
+/* send_buffers gives every send buffer (at least 8 bytes: the client's
+   sequence number) and marks it free. */
+static void send_buffers(struct gm_port *p, void *out[BUFFERS], unsigned len)
+{
+	for (int i = 0; i < BUFFERS; i++) {
+		out[i] = gm_dma_malloc(p, len >= 8 ? len : 8);
+		if (out[i] == NULL)
+			die("gm_dma_malloc", GM_OUT_OF_MEMORY);
+		free_bufs[nfree++] = i;
+	}
+}
+
 static int server(unsigned int port, unsigned len)
 {
 	struct gm_port *p = open_port(port);
@@ -106,24 +136,14 @@ static int server(unsigned int port, unsigned len)
 	void *out[BUFFERS];
 
 	provide(p, size, len);
-	for (int i = 0; i < BUFFERS; i++) {
-		out[i] = gm_dma_malloc(p, len ? len : 1);
-		free_bufs[nfree++] = i;
-	}
+	send_buffers(p, out, len);
 	fprintf(stderr, "ready\n");
 	while (!stop) {
 		gm_recv_event_t *e = gm_receive(p);
+		void *msg;
+		unsigned n;
 
-		switch (GM_RECV_EVENT_TYPE(e)) {
-		case GM_NO_RECV_EVENT:
-			break;
-		case GM_FAST_HIGH_PEER_RECV_EVENT:
-		case GM_HIGH_PEER_RECV_EVENT:
-		case GM_FAST_HIGH_RECV_EVENT:
-		case GM_HIGH_RECV_EVENT: {
-			unsigned n = gm_ntoh_u32(e->recv.length);
-			void *msg = GM_RECV_EVENT_TYPE(e) >= GM_FAST_RECV_EVENT ? gm_ntohp(e->recv.message)
-										: gm_ntohp(e->recv.buffer);
+		if (high_recv(e, &msg, &n)) {
 			unsigned node = gm_ntoh_u16(e->recv.sender_node_id);
 			int b;
 
@@ -133,9 +153,7 @@ static int server(unsigned int port, unsigned len)
 			memcpy(out[b], msg, n);
 			gm_provide_receive_buffer(p, gm_ntohp(e->recv.buffer), gm_ntoh_u8(e->recv.size), GM_HIGH_PRIORITY);
 			gm_send_to_peer_with_callback(p, out[b], size, n, GM_HIGH_PRIORITY, node, sent, (void *)(intptr_t)b);
-			break;
-		}
-		default:
+		} else if (GM_RECV_EVENT_TYPE(e) != GM_NO_RECV_EVENT) {
 			gm_unknown(p, e);
 		}
 		if (send_failures)
@@ -162,10 +180,7 @@ static int client(unsigned int port, const char *peer, int n, int warmup, unsign
 	if (s != GM_SUCCESS)
 		die(peer, s);
 	provide(p, size, len);
-	for (int i = 0; i < BUFFERS; i++) {
-		out[i] = gm_dma_malloc(p, len >= 8 ? len : 8);
-		free_bufs[nfree++] = i;
-	}
+	send_buffers(p, out, len);
 	for (int i = 0; i < warmup + n; i++) {
 		uint64_t seq = (uint64_t)i + 1, t0;
 		int b, got = 0;
@@ -179,26 +194,10 @@ static int client(unsigned int port, const char *peer, int n, int warmup, unsign
 		gm_send_to_peer_with_callback(p, out[b], size, len, GM_HIGH_PRIORITY, node, sent, (void *)(intptr_t)b);
 		for (unsigned long spins = 0; !got; spins++) {
 			gm_recv_event_t *e = gm_receive(p);
+			void *msg;
+			unsigned l;
 
-			switch (GM_RECV_EVENT_TYPE(e)) {
-			case GM_NO_RECV_EVENT:
-				if ((spins & 1023) == 1023) {
-					if (stop)
-						die("interrupted", GM_INTERRUPTED);
-					if ((double)(now_ns() - t0) / 1e9 > timeout) {
-						fprintf(stderr, "egm-cperf: no reply to message %llu after %.0f s\n",
-							(unsigned long long)seq, timeout);
-						exit(1);
-					}
-				}
-				break;
-			case GM_FAST_HIGH_PEER_RECV_EVENT:
-			case GM_HIGH_PEER_RECV_EVENT:
-			case GM_FAST_HIGH_RECV_EVENT:
-			case GM_HIGH_RECV_EVENT: {
-				unsigned l = gm_ntoh_u32(e->recv.length);
-				void *msg = GM_RECV_EVENT_TYPE(e) >= GM_FAST_RECV_EVENT ? gm_ntohp(e->recv.message)
-											: gm_ntohp(e->recv.buffer);
+			if (high_recv(e, &msg, &l)) {
 				uint64_t v = 0;
 
 				if (l >= 8)
@@ -211,10 +210,16 @@ static int client(unsigned int port, const char *peer, int n, int warmup, unsign
 					exit(1);
 				}
 				got = 1;
-				break;
-			}
-			default:
+			} else if (GM_RECV_EVENT_TYPE(e) != GM_NO_RECV_EVENT) {
 				gm_unknown(p, e);
+			} else if ((spins & 1023) == 1023) {
+				if (stop)
+					die("interrupted", GM_INTERRUPTED);
+				if ((double)(now_ns() - t0) / 1e9 > timeout) {
+					fprintf(stderr, "egm-cperf: no reply to message %llu after %.0f s\n",
+						(unsigned long long)seq, timeout);
+					exit(1);
+				}
 			}
 		}
 		t_end = now_ns() - t0;
