@@ -490,12 +490,20 @@ func TestIntegrationCAllSize(t *testing.T) {
 	})
 }
 
-func TestIntegrationCCallbacks(t *testing.T) {
+// runOnBoth runs program name (server and client, with extra arguments)
+// on one host and on two, plain and under AddressSanitizer, and logs the
+// client's output.
+func runOnBoth(t *testing.T, name string, extra ...string) {
+	t.Helper()
 	cl := newCluster(t, 2)
 	forPairs(t, cl, map[string]pair{"onehost": oneHost, "twohost": twoHost}, func(t *testing.T, v variant, pr pair) {
-		out, _ := cl.runPair(t, v, "callbacks", pr)
+		out, _ := cl.runPair(t, v, name, pr, extra...)
 		t.Log(strings.TrimSpace(out))
 	})
+}
+
+func TestIntegrationCCallbacks(t *testing.T) {
+	runOnBoth(t, "callbacks")
 }
 
 func TestIntegrationCTags(t *testing.T) {
@@ -508,26 +516,15 @@ func TestIntegrationCTags(t *testing.T) {
 // TestIntegrationCDatagram: gm_datagram_send(_4) delivered as ordinary
 // receive events, verified, none twice; every callback once with success.
 func TestIntegrationCDatagram(t *testing.T) {
-	cl := newCluster(t, 2)
-	forPairs(t, cl, map[string]pair{"onehost": oneHost, "twohost": twoHost}, func(t *testing.T, v variant, pr pair) {
-		out, _ := cl.runPair(t, v, "datagram", pr)
-		t.Log(strings.TrimSpace(out))
-	})
+	runOnBoth(t, "datagram")
 }
 
 func TestIntegrationCTokens(t *testing.T) {
-	cl := newCluster(t, 2)
-	forPairs(t, cl, map[string]pair{"onehost": oneHost, "twohost": twoHost}, func(t *testing.T, v variant, pr pair) {
-		out, _ := cl.runPair(t, v, "tokens", pr)
-		t.Log(strings.TrimSpace(out))
-	})
+	runOnBoth(t, "tokens")
 }
 
 func TestIntegrationCDropResume(t *testing.T) {
-	cl := newCluster(t, 2)
-	forPairs(t, cl, map[string]pair{"onehost": oneHost, "twohost": twoHost}, func(t *testing.T, v variant, pr pair) {
-		cl.runPair(t, v, "dropresume", pr, "6")
-	})
+	runOnBoth(t, "dropresume", "6")
 }
 
 func TestIntegrationCRDMA(t *testing.T) {
