@@ -57,7 +57,7 @@ type incastEnv struct {
 func newIncast(t *testing.T, senders, extra int) *incastEnv {
 	c := netns.New(t, netns.Options{Hosts: senders + extra + 1})
 	if _, err := c.Switch.Run("tc", "-V"); err != nil {
-		t.Skipf("no tc (package iproute2): %v", err)
+		t.Fatalf("no tc (package iproute2, scripts/deps.sh test installs it): %v", err)
 	}
 	rh := c.Hosts[len(c.Hosts)-1]
 	env := &incastEnv{t: t, c: c, shape: fmt.Sprintf("%s%sh%dr0", netns.Prefix, c.ID, rh.Index), done: make([]atomic.Int64, senders)}

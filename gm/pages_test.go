@@ -127,7 +127,7 @@ func TestPagesErrors(t *testing.T) {
 func TestPagesSlice(t *testing.T) {
 	mem, err := unix.Mmap(-1, 0, 3*PageLen, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	defer unix.Munmap(mem)
 	addr := uintptrOf(mem)
@@ -159,7 +159,7 @@ func TestPagesUnmapped(t *testing.T) {
 	}
 	mem, err := unix.Mmap(-1, 0, 3*PageLen, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	addr := uintptrOf(mem)
 	defer unix.Munmap(mem)                                                                    // the whole mapping; its page 2 is gone already
