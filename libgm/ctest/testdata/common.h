@@ -263,4 +263,21 @@ static inline void take_token(void)
 	send_tokens--;
 }
 
+/* run_peer opens port my_port as name, finds the peer and the send
+   tokens, runs server or client by the role, then gives back the port's
+   gm_dma_malloc memory and closes it. */
+static inline void run_peer(struct gm_port **port, struct peer *pr, const char *name,
+			    void (*server)(void), void (*client)(void))
+{
+	*port = open_port(pr->my_port, name);
+	lookup_peer(*port, pr);
+	send_tokens = gm_num_send_tokens(*port);
+	if (pr->server)
+		server();
+	else
+		client();
+	dma_free_port(*port);
+	close_port(*port);
+}
+
 #endif

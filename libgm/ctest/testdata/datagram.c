@@ -140,14 +140,6 @@ static void client(void)
 int main(int argc, char **argv)
 {
 	pr = parse_peer(argc, argv, 0, "");
-	port = open_port(pr.my_port, "datagram");
-	lookup_peer(port, &pr);
-	send_tokens = gm_num_send_tokens(port);
-	if (pr.server)
-		server();
-	else
-		client();
-	dma_free_port(port);
-	close_port(port);
+	run_peer(&port, &pr, "datagram", server, client);
 	return finish(pr.server ? "datagram server" : "datagram client");
 }

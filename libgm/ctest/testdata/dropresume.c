@@ -235,14 +235,6 @@ int main(int argc, char **argv)
 {
 	pr = parse_peer(argc, argv, 1, "CLOSED-PORT");
 	closed_port = (unsigned int)atoi(argv[5]);
-	port = open_port(pr.my_port, "dropresume");
-	lookup_peer(port, &pr);
-	send_tokens = gm_num_send_tokens(port);
-	if (pr.server)
-		server();
-	else
-		client();
-	dma_free_port(port);
-	close_port(port);
+	run_peer(&port, &pr, "dropresume", server, client);
 	return finish(pr.server ? "dropresume server" : "dropresume client");
 }

@@ -157,15 +157,7 @@ int main(int argc, char **argv)
 	pthread_t wd;
 	if (pthread_create(&wd, NULL, watchdog, NULL) != 0)
 		FATAL("pthread_create");
-	port = open_port(pr.my_port, "thread");
-	lookup_peer(port, &pr);
-	send_tokens = gm_num_send_tokens(port);
-	if (pr.server)
-		server();
-	else
-		client();
-	dma_free_port(port);
-	close_port(port);
+	run_peer(&port, &pr, "thread", server, client);
 	__atomic_store_n(&done, 1, __ATOMIC_SEQ_CST);
 	pthread_join(wd, NULL);
 	return finish(pr.server ? "thread server" : "thread client");
