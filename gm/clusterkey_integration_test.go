@@ -21,10 +21,7 @@ import (
 func TestIntegrationClusterKeyPorts(t *testing.T) {
 	c := netns.New(t, netns.Options{Hosts: 3})
 	m := writeMap(t, c)
-	keyFile := filepath.Join(t.TempDir(), "cluster.key")
-	if err := os.WriteFile(keyFile, []byte("# test key\nports-cluster-key-0123456789abcdef\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := writeKeyFile(t, "# test key\nports-cluster-key-0123456789abcdef\n")
 	keyed := func(h *netns.Host, partition uint16) *gm.Config {
 		cfg := testConfig(h, m)
 		cfg.ClusterKeyFile, cfg.Partition = keyFile, partition
@@ -172,4 +169,14 @@ func TestIntegrationClusterKeyPorts(t *testing.T) {
 		t.Fatalf("host1's link counters: %+v", li)
 	}
 	t.Logf("host1 dropped %d frames without a valid MAC and %d of partition 2", li.AuthFailures, li.ForeignPartition)
+}
+
+// writeKeyFile writes a cluster key file with content and returns its path.
+func writeKeyFile(t *testing.T, content string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "cluster.key")
+	if err := os.WriteFile(f, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -2,8 +2,6 @@ package gm_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -23,10 +21,7 @@ import (
 func TestIntegrationDatagram(t *testing.T) {
 	c := netns.New(t, netns.Options{Hosts: 3})
 	m := writeMap(t, c)
-	keyFile := filepath.Join(t.TempDir(), "cluster.key")
-	if err := os.WriteFile(keyFile, []byte("datagram-cluster-key-0123456789abcdef\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := writeKeyFile(t, "datagram-cluster-key-0123456789abcdef\n")
 	var tapMu sync.Mutex
 	var sealed [][]byte
 	ca := testConfig(c.Hosts[0], m)
