@@ -51,7 +51,11 @@ func TestFakeReceiveWindow(t *testing.T) {
 	if d := b.LinkStats().KernelDrops; d != 0 {
 		t.Errorf("the receiver's ring of %d frames dropped %d", ring, d)
 	}
-	if r := a.Stats().DataRetransmitted; r != 0 {
-		t.Errorf("%d data frames retransmitted", r)
+	// A frame the ring dropped comes back as a loss or go-back resend; a
+	// timeout alone can fire on a loaded machine (race detector, two
+	// cores) with nothing lost, so it is not evidence of an overflow.
+	if st := a.Stats(); st.RetransmitsLoss != 0 || st.RetransmitsGoBack != 0 {
+		t.Errorf("data frames resent for loss: %d by selective ack, %d by go-back (%d by timeout)",
+			st.RetransmitsLoss, st.RetransmitsGoBack, st.RetransmitsTimeout)
 	}
 }
