@@ -1,12 +1,10 @@
 package gm
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethergm/ethergm/ctl"
@@ -21,20 +19,28 @@ import (
 // and nothing is written to the file system.
 //
 // The same names tell which ports of the unit are open (openMask): the
-// listening sockets of the namespace are listed in its /proc/net/unix,
-// which the owner opens once, from the thread that opens the port, so that
-// later reads see that thread's namespace whatever thread reads.
+// listening sockets of the namespace (ctl.PortList), opened from the
+// thread that opens the port, so that later reads see that thread's
+// namespace whatever thread reads.
+//
+// While the unit's gm_mapper runs, the owner also holds a connection to
+// it (ctl.DialWatch): the mapper learns at once that the port closed or
+// its process died, and tells the other ports, whose next look at the
+// open ports (changed) comes at once instead of at the next MapPoll. The
+// ports the mapper says are gone count as closed even while the dying
+// process's name still lingers in the socket list.
 type portOwner struct {
 	srv  *ctl.Server
+	unit string
 	mine int
 
-	prefix []byte // "@ethergm/<unit>/port": the ports' socket names without the number
+	changed atomic.Bool // the mapper said something: look at the open ports now
 
-	mu   sync.Mutex // guards unix, buf, last and mask
-	unix *os.File   // /proc/thread-self/net/unix, or nil if it cannot be read
-	buf  []byte
-	last time.Time // when openMask last read unix
-	mask uint32    // what it found
+	mu    sync.Mutex // guards ports, last, mask and watch
+	ports *ctl.PortList
+	last  time.Time // when openMask last read ports
+	mask  uint32    // what it found
+	watch *ctl.WatchConn
 }
 
 // claimRetries bounds how often claimPort retries a name whose holder
@@ -62,13 +68,39 @@ func claimPort(unit string, id int, info func() any) (*portOwner, error) {
 		}
 		return nil, busyError(unit, id, pid, &pi, err)
 	}
-	// The name of port 0 without its number is the prefix of every port's.
-	p0 := ctl.PortName(unit, 0)
-	o.prefix = []byte("@" + p0[:len(p0)-1])
-	if f, err := os.Open("/proc/thread-self/net/unix"); err == nil {
-		o.unix = f
+	o.unit = unit
+	if l, err := ctl.OpenPortList(unit); err == nil {
+		o.ports = l
 	}
+	o.keepWatch()
 	return o, nil
+}
+
+// keepWatch connects the port to the unit's gm_mapper if it is not (the
+// mapper may start after the port, or restart). It costs one failed
+// connect while no mapper runs.
+func (o *portOwner) keepWatch() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ports == nil || o.watch != nil && !o.watch.Done() {
+		return // released, or connected
+	}
+	if o.watch != nil {
+		o.watch.Close()
+		o.watch = nil
+	}
+	if wc, err := ctl.DialWatch(o.unit, o.mine, func() { o.changed.Store(true) }); err == nil {
+		o.watch = wc
+	}
+}
+
+// takeChanged reports whether the mapper said something since the last
+// call.
+func (o *portOwner) takeChanged() bool {
+	return o != nil && o.changed.Load() && o.changed.Swap(false)
 }
 
 // busyError says which process holds port id of unit (pid 0: unknown).
@@ -86,9 +118,6 @@ func busyError(unit string, id, pid int, pi *PortInfo, cause error) error {
 	return &statusError{st: Busy, msg: fmt.Sprintf("port %d of unit %s is open in %s", id, unit, who), cause: cause}
 }
 
-// Bits of the flags column of /proc/net/unix.
-const soAcceptCon = 0x10000 // __SO_ACCEPTCON: a listening socket
-
 // maskUnknown is openMask's answer when the namespace's sockets cannot be
 // listed: every port counts as open, so that no frame is answered with
 // "port closed" on a guess.
@@ -104,124 +133,23 @@ func (o *portOwner) openMask(minAge time.Duration) uint32 {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.unix == nil {
+	if o.ports == nil {
 		return maskUnknown
 	}
 	now := time.Now()
 	if minAge > 0 && now.Sub(o.last) < minAge {
 		return o.mask
 	}
-	n, err := o.read()
+	m, err := o.ports.Ports()
 	if err != nil {
 		return maskUnknown
 	}
+	if o.watch != nil {
+		m &^= o.watch.Gone()
+	}
 	o.last = now
-	o.mask = 1<<o.mine | parseOpenPorts(o.buf[:n], o.prefix)
+	o.mask = 1<<o.mine | m
 	return o.mask
-}
-
-// read reads the whole socket list into o.buf, growing it as needed.
-func (o *portOwner) read() (int, error) {
-	if len(o.buf) == 0 {
-		o.buf = make([]byte, 64<<10)
-	}
-	n := 0
-	for {
-		m, err := o.unix.ReadAt(o.buf[n:], int64(n))
-		n += m
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-		if n == len(o.buf) {
-			o.buf = append(o.buf, make([]byte, len(o.buf))...)
-		}
-	}
-}
-
-// parseOpenPorts returns the ports (bit p set) that have a listening
-// socket named prefix+p in list, the text of /proc/net/unix:
-//
-//	Num       RefCount Protocol Flags    Type St Inode Path
-//	0000000000000000: 00000002 00000000 00010000 0001 01 4242 @ethergm/eth0/port2
-func parseOpenPorts(list, prefix []byte) uint32 {
-	var m uint32
-	for len(list) > 0 {
-		line := list
-		if i := bytes.IndexByte(list, '\n'); i >= 0 {
-			line, list = list[:i], list[i+1:]
-		} else {
-			list = nil
-		}
-		i := bytes.Index(line, prefix)
-		if i < 0 {
-			continue
-		}
-		port, ok := atoiPort(line[i+len(prefix):])
-		if !ok {
-			continue
-		}
-		if flags, ok := field(line, 3); ok && hexValue(flags)&soAcceptCon != 0 {
-			m |= 1 << port
-		}
-	}
-	return m
-}
-
-// atoiPort parses a port number 0..NumPorts-1 that is all of b.
-func atoiPort(b []byte) (int, bool) {
-	if len(b) == 0 || len(b) > 2 {
-		return 0, false
-	}
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	if n >= NumPorts || (len(b) == 2 && b[0] == '0') {
-		return 0, false
-	}
-	return n, true
-}
-
-// field returns the i-th blank-separated field of line.
-func field(line []byte, i int) ([]byte, bool) {
-	for {
-		line = bytes.TrimLeft(line, " ")
-		if len(line) == 0 {
-			return nil, false
-		}
-		end := bytes.IndexByte(line, ' ')
-		if end < 0 {
-			end = len(line)
-		}
-		if i == 0 {
-			return line[:end], true
-		}
-		line = line[end:]
-		i--
-	}
-}
-
-func hexValue(b []byte) uint64 {
-	var v uint64
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			v = v<<4 | uint64(c-'0')
-		case c >= 'a' && c <= 'f':
-			v = v<<4 | uint64(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			v = v<<4 | uint64(c-'A'+10)
-		default:
-			return 0
-		}
-	}
-	return v
 }
 
 // release gives the port up.
@@ -233,9 +161,13 @@ func (o *portOwner) release() {
 		o.srv.Close()
 	}
 	o.mu.Lock()
-	if o.unix != nil {
-		o.unix.Close()
-		o.unix = nil
+	if o.ports != nil {
+		o.ports.Close()
+		o.ports = nil
+	}
+	if o.watch != nil {
+		o.watch.Close()
+		o.watch = nil
 	}
 	o.mu.Unlock()
 }

@@ -12,28 +12,6 @@ import (
 	"github.com/ethergm/ethergm/nodemap"
 )
 
-func TestParseOpenPorts(t *testing.T) {
-	list := []byte(`Num       RefCount Protocol Flags    Type St Inode Path
-0000000000000001: 00000002 00000000 00010000 0001 01 100 @ethergm/eth0/port2
-0000000000000002: 00000003 00000000 00000000 0001 03 101 @ethergm/eth0/port2
-0000000000000003: 00000002 00000000 00010000 0001 01 102 @ethergm/eth0/port15
-0000000000000004: 00000002 00000000 00010000 0001 01 103 @ethergm/eth0/port16
-0000000000000005: 00000002 00000000 00010000 0001 01 104 @ethergm/eth0/port02
-0000000000000006: 00000002 00000000 00010000 0001 01 105 @ethergm/xeth0/port3
-0000000000000007: 00000002 00000000 00010000 0001 01 106 @ethergm/a/eth0/port4
-0000000000000008: 00000002 00000000 00000000 0001 01 107 @ethergm/eth0/port5
-0000000000000009: 00000002 00000000 00010000 0001 01 108 @ethergm/eth0/port6x
-000000000000000a: 00000002 00000000 00010000 0001 01 109 /run/ethergm/eth0/port7
-000000000000000b: 00000002 00000000 00010000 0001 01 110 @ethergm/eth0/port0`)
-	got := parseOpenPorts(list, []byte("@ethergm/eth0/port"))
-	// Listening sockets of eth0 only: ports 2, 15 and 0 (the last line
-	// has no newline). Connected sockets (5, the second 2), numbers out of
-	// range or malformed, other units and files do not count.
-	if want := uint32(1<<0 | 1<<2 | 1<<15); got != want {
-		t.Fatalf("parseOpenPorts = %#x, want %#x", got, want)
-	}
-}
-
 // TestClaimPort takes a port name in this network namespace (an abstract
 // socket needs no privileges), checks the Busy error of a second claim,
 // the open-port mask read from /proc/net/unix and the release.

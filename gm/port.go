@@ -1027,7 +1027,7 @@ func (p *Port) progress() {
 			return
 		case <-ticks:
 		}
-		if now := p.now(); now >= nextMap {
+		if now := p.now(); now >= nextMap || p.owner.takeChanged() {
 			nextMap = now + poll
 			p.refresh()
 		}
@@ -1076,6 +1076,7 @@ func (p *Port) progress() {
 // port's node id and host name; one that does not leaves them as they
 // were.
 func (p *Port) refresh() {
+	p.owner.keepWatch()
 	open := p.owner.openMask(0)
 	p.openMask.Store(open)
 	if want := rxPortsFor(p.id, open); uint32(want) != p.rxPorts.Load() {

@@ -1,24 +1,15 @@
 package driver
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
+	"math/bits"
 	"time"
 
 	"github.com/ethergm/ethergm/ctl"
 	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/mapper"
-	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/wire"
 )
-
-// soAcceptCon is __SO_ACCEPTCON (linux/net.h), the Flags bit of a
-// listening socket in /proc/net/unix.
-const soAcceptCon = 0x10000
 
 // allPorts is the set of GM port ids (bit p).
 const allPorts = 1<<wire.NumPorts - 1
@@ -50,14 +41,109 @@ func (n *nackState) take(now time.Duration) bool {
 	return true
 }
 
-// probePorts finds the unit's open ports and keeps each rail's
-// closed-ports link in step: its port mask is every port that is not open
-// (the mapper port aside). Without a node id (no map yet) nothing can be
-// answered, so there is no such link.
+// portState is what the Driver knows of the unit's open ports (bit p for
+// port p). A port is open while it holds a connection to the Driver's
+// watch (conn) or, if it holds none, while the last look at the socket
+// list found it (listed). A port whose connection ended is gone: closed,
+// even while the socket list still shows its name (its process is dying
+// and the kernel has not freed the name yet), until it connects again or
+// the list no longer shows it.
+type portState struct {
+	conn, listed, gone uint32
+	// byEvent and byPoll count the ports found closed by the end of their
+	// connection and by the socket list.
+	byEvent, byPoll uint64
+}
+
+func (s *portState) open() uint32 { return s.conn | s.listed&^s.gone }
+
+// connected records the ports that hold a connection now and those whose
+// connection ended since the last call; it reports whether the open set
+// changed.
+func (s *portState) connected(conn, ended uint32) bool {
+	was := s.open()
+	closed := ended &^ conn
+	s.byEvent += uint64(bits.OnesCount32(closed & was))
+	s.gone = (s.gone | closed) &^ conn
+	s.conn = conn
+	return s.open() != was
+}
+
+// list records a look at the socket list; it reports whether the open set
+// changed.
+func (s *portState) list(listed uint32) bool {
+	was := s.open()
+	s.gone &= listed // a gone port no longer listed is closed for good
+	s.listed = listed
+	s.byPoll += uint64(bits.OnesCount32(was &^ s.open()))
+	return s.open() != was
+}
+
+// portEvent is the watch's notify: a port connected or its connection
+// ended. It runs on a goroutine of the watch and only wakes Run.
+func (d *Driver) portEvent() {
+	select {
+	case d.nudge <- struct{}{}:
+	default:
+	}
+	d.wake()
+}
+
+// watchPorts takes the watch's news and, if the open ports changed, puts
+// the closed-ports links in step at once.
+func (d *Driver) watchPorts(now mapper.Time) {
+	if d.watch == nil {
+		return
+	}
+	conn, ended := d.watch.Take()
+	before := d.ports.open()
+	if !d.ports.connected(conn, ended) {
+		return
+	}
+	after := d.ports.open()
+	d.log.Debug("open ports changed", "opened", portList(after&^before), "closed", portList(before&^after), "by", "connection")
+	d.syncClosed()
+}
+
+// portList formats a port set for the log.
+func portList(m uint32) []int {
+	var ps []int
+	for p := range wire.NumPorts {
+		if m&(1<<p) != 0 {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// probePorts looks at the socket list for the unit's open ports and keeps
+// each rail's closed-ports link in step.
 func (d *Driver) probePorts(now mapper.Time) {
-	d.open = d.sockets.ports(d.cfg.Unit)
 	d.nextPortProbe = now + PortProbeInterval
-	want := link.PortMask(allPorts &^ d.open &^ (1 << MapperPort))
+	var listed uint32
+	if d.list != nil {
+		m, err := d.list.Ports()
+		if err != nil {
+			d.log.Warn("listing the open ports", "err", err)
+			m = allPorts // nothing is answered on a guess
+		}
+		listed = m
+	} else {
+		listed = ownerPorts(d.cfg.Unit)
+	}
+	d.ports.list(listed)
+	d.syncClosed()
+}
+
+// syncClosed keeps each rail's closed-ports link in step with the open
+// ports: its port mask is every port that is not open (the mapper port
+// aside). Without a node id (no map yet) nothing can be answered, so there
+// is no such link. It tells the connected ports which ports are gone.
+func (d *Driver) syncClosed() {
+	if d.watch != nil {
+		d.watch.Publish(d.ports.gone)
+	}
+	want := link.PortMask(allPorts &^ d.ports.open() &^ (1 << MapperPort))
 	if d.selfID == 0 {
 		want = 0
 	}
@@ -69,8 +155,14 @@ func (d *Driver) probePorts(now mapper.Time) {
 		if r.closed != nil && r.mask == want {
 			continue
 		}
+		if ps, ok := r.closed.(link.PortSetter); ok && r.closed != nil {
+			if err := ps.SetPorts(want); err == nil {
+				r.mask = want
+				continue
+			}
+		}
 		r.closeClosed()
-		lk, err := link.Open(r.name, d.linkConfig(want, closedRxBlocks))
+		lk, err := d.cfg.OpenLink(r.name, d.linkConfig(want, closedRxBlocks))
 		if err != nil {
 			d.log.Warn("opening the closed-ports link", "interface", r.name, "rail", i, "err", err)
 			continue
@@ -91,22 +183,25 @@ func (d *Driver) answerClosed(now mapper.Time, rail int, frame []byte) {
 		return
 	}
 	tp := h.TargetPort()
-	if tp >= wire.NumPorts || tp == MapperPort || d.open&(1<<tp) != 0 {
+	if tp >= wire.NumPorts || tp == MapperPort || d.ports.open()&(1<<tp) != 0 {
 		return
 	}
 	if !d.nack.take(now) {
 		return
 	}
-	// The port may have opened since the last probe.
-	if _, err := ctl.Owner(ctl.PortName(d.cfg.Unit, int(tp))); err == nil {
-		d.open |= 1 << tp
-		return
+	// The port may have opened since the last look (a gone port that
+	// opens again connects first).
+	if d.ports.gone&(1<<tp) == 0 {
+		if _, err := ctl.Owner(ctl.PortName(d.cfg.Unit, int(tp))); err == nil {
+			d.ports.listed |= 1 << tp
+			return
+		}
 	}
 	r := d.rails[rail]
 	if r.lk == nil {
 		return
 	}
-	d.nack.buf = appendClosedNack(d.nack.buf[:0], &d.nack.hdr, frame, h, r.mac, d.selfID, d.cfg.EtherType)
+	d.nack.buf = wire.AppendPortClosedNack(d.nack.buf[:0], &d.nack.hdr, frame, h, r.mac, d.selfID, d.cfg.EtherType)
 	if err := r.lk.Send(d.nack.buf); err != nil {
 		d.sendErrors++
 		return
@@ -122,95 +217,9 @@ func answerable(t wire.Type) bool {
 	return t == wire.TypeOpen || t.IsData() || t.HasRemoteAddr()
 }
 
-// appendClosedNack appends to b the NACK PORT_CLOSED that answers frame
-// (parsed as h), sent from mac by node self. It echoes what the sender's
-// stream matches the nack with: the frame's session and sequence number,
-// its priority flag, and the ports swapped (the nack comes from the closed
-// port to the sending port).
-func appendClosedNack(b []byte, hdr *wire.HeaderFields, frame []byte, h wire.Header, mac nodemap.MAC, self uint32, etherType uint16) []byte {
-	*hdr = wire.HeaderFields{
-		Type: wire.TypeNack, TargetPort: h.SourcePort(), SourcePort: h.TargetPort(),
-		Flags: h.Flags() & wire.FlagHigh, Status: uint8(wire.NackPortClosed),
-		TargetNode: h.SourceNode(), SourceNode: self,
-		Session: h.Session(), Seq: h.Seq(),
-	}
-	return wire.AppendFrame(b, wire.Ethernet(frame).Src(), mac, etherType, hdr, nil)
-}
-
-// socketList reads the network namespace's socket list to find the open
-// ports (their abstract sockets, ctl.PortName). One read, instead of one
-// connection to each port (which would make each port's process answer).
-// The file is /proc/thread-self/net/unix opened by the thread that runs
-// New, so later reads from any thread list that thread's namespace
-// (/proc/net is the main thread's).
-type socketList struct {
-	f   *os.File
-	buf []byte
-}
-
-func (s *socketList) open() {
-	f, err := os.Open("/proc/thread-self/net/unix")
-	if err == nil {
-		s.f = f
-	}
-}
-
-func (s *socketList) close() {
-	if s.f != nil {
-		s.f.Close()
-		s.f = nil
-	}
-}
-
-// ports returns the ports of unit whose sockets are listening.
-func (s *socketList) ports(unit string) uint32 {
-	if s.f == nil {
-		return fallbackSocketPorts(unit)
-	}
-	if s.buf == nil {
-		s.buf = make([]byte, 64<<10)
-	}
-	n := 0
-	for {
-		k, err := s.f.ReadAt(s.buf[n:], int64(n))
-		n += k
-		if err != nil || k == 0 {
-			break
-		}
-		if n == len(s.buf) {
-			s.buf = append(s.buf, make([]byte, len(s.buf))...)
-		}
-	}
-	return parseUnixSockets(s.buf[:n], unit)
-}
-
-// parseUnixSockets returns the ports of unit that /proc/net/unix content
-// data lists as listening abstract sockets.
-func parseUnixSockets(data []byte, unit string) uint32 {
-	prefix := "@" + strings.TrimSuffix(ctl.PortName(unit, 0), "0")
-	var open uint32
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		// Num RefCount Protocol Flags Type St Inode Path
-		if len(f) < 8 || !strings.HasPrefix(f[7], prefix) {
-			continue
-		}
-		flags, err := strconv.ParseUint(f[3], 16, 32)
-		if err != nil || flags&soAcceptCon == 0 {
-			continue // not listening
-		}
-		p, err := strconv.Atoi(f[7][len(prefix):])
-		if err != nil || p < 0 || p >= wire.NumPorts {
-			continue
-		}
-		open |= 1 << p
-	}
-	return open
-}
-
-// fallbackSocketPorts asks each port's name with ctl.Owner.
-func fallbackSocketPorts(unit string) uint32 {
+// ownerPorts asks each port's name with ctl.Owner: the open ports when the
+// socket list cannot be read.
+func ownerPorts(unit string) uint32 {
 	var open uint32
 	for p := range wire.NumPorts {
 		if p == MapperPort {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -29,9 +28,11 @@ const MapperPort = 1
 const DefaultPollInterval = 100 * time.Millisecond
 
 // PortProbeInterval is how often a Driver lists the open ports of its
-// unit. A port that opens is noticed at once anyway (answerClosed asks it
-// before answering for it); a port that closes is answered for at most
-// this much later (until then its senders retransmit).
+// unit. Ports hold a connection to the Driver (ctl.DialWatch) whose end
+// tells it at once that a port closed or its process died; the list
+// covers the ports that hold none (the Driver started after them, and they
+// have not connected yet). A port that opens is noticed at once anyway
+// (answerClosed asks it before answering for it).
 const PortProbeInterval = 250 * time.Millisecond
 
 // DefaultRecvPoll is how often a Driver reads its receive rings when
@@ -91,6 +92,13 @@ type Config struct {
 	// Tap, if set, sees every frame the Driver's links send and receive
 	// (a pcap writer's Tap).
 	Tap func(frame []byte, outgoing bool)
+	// OpenLink opens the Driver's links (nil: link.Open): a link per
+	// rail for mapper frames, and one for the frames of closed ports.
+	// Tests give in-memory links (linktest.Hub.Opener).
+	OpenLink func(ifname string, cfg *link.Config) (link.Endpoint, error)
+	// Probe looks at the interfaces (nil: the kernel's, with ioctls in
+	// the network namespace New runs in). Tests give fakes.
+	Probe Prober
 	// Auth, if set, is the cluster key its links seal and check every
 	// frame with (link.Config.Auth); nil means the key of
 	// $ETHERGM_CLUSTER_KEY_FILE, if any (docs/SECURITY.md).
@@ -111,8 +119,16 @@ type Status struct {
 	MapFile    string      `json:"map_file"`
 	HostsFile  string      `json:"hosts_file"`
 	Interfaces []Interface `json:"interfaces"`
-	// OpenPorts are the ports of the unit found open at the last poll.
+	// OpenPorts are the ports of the unit the Driver knows open: those
+	// connected to it, and those its last look at the socket list found
+	// (but not one whose connection ended since).
 	OpenPorts []int `json:"open_ports"`
+	// PortsClosedByEvent counts the ports the Driver learned closed by
+	// the end of their connection (at once), PortsClosedByPoll those it
+	// learned closed by not finding them in the socket list (ports that
+	// held no connection).
+	PortsClosedByEvent uint64 `json:"ports_closed_by_event"`
+	PortsClosedByPoll  uint64 `json:"ports_closed_by_poll"`
 	// ClosedNacks counts the PORT_CLOSED nacks sent for closed ports.
 	ClosedNacks uint64 `json:"closed_port_nacks"`
 	// SendErrors counts frames the links refused.
@@ -151,9 +167,9 @@ type rail struct {
 	name    string
 	mac     nodemap.MAC
 	ifindex int
-	up      bool       // as told to the core
-	lk      *link.Link // mapper frames (port 1); nil while closed
-	closed  *link.Link // frames for closed ports; nil if none
+	up      bool          // as told to the core
+	lk      link.Endpoint // mapper frames (port 1); nil while closed
+	closed  link.Endpoint // frames for closed ports; nil if none
 	mask    link.PortMask
 	mtu     int
 }
@@ -167,20 +183,23 @@ type Driver struct {
 	srv   *ctl.Server
 	rails []*rail
 
-	open          uint32 // open ports (bit p)
+	ports         portState
 	nextPortProbe mapper.Time
-	sockets       socketList
-	ifs           ifProbe
-	selfID        uint32 // this host's node id in the installed map (0: none)
+	list          *ctl.PortList // nil if the socket list cannot be read
+	watch         *ctl.Watch
+	probe         Prober
+	ifs           *ifProbe // the kernel's Prober, if probe is it
+	selfID        uint32   // this host's node id in the installed map (0: none)
 	nack          nackState
 
 	frames  [][]byte
 	timer   *time.Timer
-	mw      *link.MultiWait
-	wl      []waitLink   // what each link of mw is
-	waitSet []*link.Link // the links of mw
+	waitAll func(time.Duration) error // sleeps on every link of waitSet (RecvPoll < 0)
+	wl      []waitLink                // what each link of waitSet is
+	waitSet []link.Endpoint
 
-	wakeLinks atomic.Pointer[[]*link.Link]
+	wakeLinks atomic.Pointer[[]link.Endpoint]
+	nudge     chan struct{} // a port connected or its connection ended
 	reqs      chan func()
 	stop      atomic.Bool
 	stopped   chan struct{}
@@ -229,22 +248,33 @@ func New(cfg Config) (*Driver, error) {
 	if cfg.NewCore == nil {
 		cfg.NewCore = func(c mapper.Config, o mapper.Output) (Core, error) { return mapper.New(c, o) }
 	}
+	if cfg.OpenLink == nil {
+		cfg.OpenLink = func(ifname string, c *link.Config) (link.Endpoint, error) { return link.Open(ifname, c) }
+	}
 	d := &Driver{
 		cfg: cfg, log: cfg.Logger, start: time.Now(),
 		frames:  make([][]byte, 64),
+		nudge:   make(chan struct{}, 1),
 		reqs:    make(chan func(), 16),
 		stopped: make(chan struct{}),
+		probe:   cfg.Probe,
 	}
 	d.nack.init()
 
 	// The name first: a second daemon must fail before touching anything.
-	d.sockets.open()
-	if err := d.ifs.open(); err != nil {
-		d.sockets.close()
-		return nil, fmt.Errorf("unit %s: %w", cfg.Unit, err)
+	if d.probe == nil {
+		ifs, err := openIfProbe()
+		if err != nil {
+			return nil, fmt.Errorf("unit %s: %w", cfg.Unit, err)
+		}
+		d.ifs, d.probe = ifs, ifs
+	}
+	if l, err := ctl.OpenPortList(cfg.Unit); err == nil {
+		d.list = l
 	}
 	srv, err := ctl.Listen(ctl.MapperName(cfg.Unit), d.statusDoc)
 	if err != nil {
+		d.Close()
 		if errors.Is(err, ctl.ErrInUse) {
 			if pid, perr := ctl.Owner(ctl.MapperName(cfg.Unit)); perr == nil {
 				return nil, fmt.Errorf("%w for unit %s in this network namespace (pid %d)", ErrBusy, cfg.Unit, pid)
@@ -254,23 +284,29 @@ func New(cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("unit %s: %w", cfg.Unit, err)
 	}
 	d.srv = srv
+	// The ports' connections: taken after the mapper name, so a second
+	// daemon never gets here.
+	if d.watch, err = ctl.ListenWatch(cfg.Unit, d.portEvent); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("unit %s: %w", cfg.Unit, err)
+	}
 
 	macs := make([]nodemap.MAC, len(cfg.Interfaces))
 	mtu := 0
 	for i, name := range cfg.Interfaces {
-		ifi, err := net.InterfaceByName(name)
+		mac, ifmtu, err := d.probe.Addr(name)
 		if err != nil {
 			d.Close()
 			return nil, fmt.Errorf("unit %s: interface %s: %w", cfg.Unit, name, err)
 		}
-		if len(ifi.HardwareAddr) != 6 {
+		if len(mac) != 6 {
 			d.Close()
 			return nil, fmt.Errorf("unit %s: %s is not an Ethernet interface", cfg.Unit, name)
 		}
-		r := &rail{name: name, mac: nodemap.MAC(ifi.HardwareAddr), mtu: ifi.MTU, up: true}
+		r := &rail{name: name, mac: nodemap.MAC(mac), mtu: ifmtu, up: true}
 		macs[i] = r.mac
-		if mtu == 0 || ifi.MTU < mtu {
-			mtu = ifi.MTU
+		if mtu == 0 || ifmtu < mtu {
+			mtu = ifmtu
 		}
 		d.rails = append(d.rails, r)
 	}
@@ -322,10 +358,9 @@ func (d *Driver) Run() error {
 			nextPoll = now + d.cfg.PollInterval
 		}
 		d.serveRequests()
+		d.watchPorts(now)
 		d.syncLinks()
-		if d.cfg.RecvPoll > 0 {
-			d.recvAll()
-		}
+		d.recvAll()
 		now = d.now()
 		if dl := d.core.NextDeadline(); now >= dl {
 			d.core.Tick(now)
@@ -334,27 +369,23 @@ func (d *Driver) Run() error {
 		if dl := d.core.NextDeadline(); dl-now < wait {
 			wait = max(dl-now, 0)
 		}
-		if d.cfg.RecvPoll > 0 || d.mw == nil {
+		if d.cfg.RecvPoll > 0 || d.waitAll == nil {
 			if d.cfg.RecvPoll > 0 {
 				wait = min(wait, d.cfg.RecvPoll)
 			}
 			d.sleep(wait)
 			continue
 		}
-		n, i, err := d.mw.Wait(d.frames, wait)
-		if err != nil {
+		// The links' frames are read by recvAll on the next round.
+		if err := d.waitAll(wait); err != nil {
 			if errors.Is(err, link.ErrClosed) {
 				// A link was closed under us (interface removed):
 				// rebuild the wait set on the next round.
-				d.mw = nil
+				d.waitAll, d.waitSet = nil, nil
 				continue
 			}
 			d.log.Warn("wait", "err", err)
 			d.sleep(10 * time.Millisecond)
-			continue
-		}
-		if n > 0 {
-			d.dispatch(d.wl[i], d.frames[:n])
 		}
 	}
 	return nil
@@ -380,18 +411,23 @@ func (d *Driver) dispatch(w waitLink, frames [][]byte) {
 	for _, f := range frames {
 		if w.closed {
 			d.answerClosed(now, w.rail, f)
-		} else {
+			continue
+		}
+		// A link that cannot select target ports (no link.PortSetter
+		// behind its Config.Ports) hands over every port's frames.
+		if h, err := wire.ParseFrame(f, d.cfg.EtherType); err == nil && h.TargetPort() == MapperPort {
 			d.core.Input(now, w.rail, f)
 		}
 	}
 }
 
-// sleep waits for wait, a request or Stop.
+// sleep waits for wait, a request, a port's event or Stop.
 func (d *Driver) sleep(wait time.Duration) {
 	d.timer.Reset(wait)
 	select {
 	case f := <-d.reqs:
 		f()
+	case <-d.nudge:
 	case <-d.timer.C:
 		return
 	}
@@ -455,14 +491,21 @@ func (d *Driver) Stop() {
 	}
 }
 
-// Close releases the ctl name and closes every link. Call it after Run
+// Close releases the ctl names and closes every link. Call it after Run
 // has returned (or instead of Run).
 func (d *Driver) Close() error {
 	for _, r := range d.rails {
 		r.closeLinks()
 	}
-	d.sockets.close()
-	d.ifs.close()
+	if d.watch != nil {
+		d.watch.Close()
+	}
+	if d.list != nil {
+		d.list.Close()
+	}
+	if d.ifs != nil {
+		d.ifs.close()
+	}
 	if d.srv != nil {
 		return d.srv.Close()
 	}
@@ -491,14 +534,15 @@ func (d *Driver) status() Status {
 		Status: d.core.Status(),
 		PID:    os.Getpid(), Unit: d.cfg.Unit, Start: d.start,
 		MapFile: d.cfg.MapFile, HostsFile: d.cfg.HostsFile,
-		OpenPorts:   []int{},
+		OpenPorts:          []int{},
+		PortsClosedByEvent: d.ports.byEvent, PortsClosedByPoll: d.ports.byPoll,
 		ClosedNacks: d.nack.sent, SendErrors: d.sendErrors,
 	}
 	for i, r := range d.rails {
 		it := Interface{Rail: i, Name: r.name, MAC: nodemap.FormatMAC(r.mac), Up: r.up}
 		if r.lk != nil {
-			it.Mode = r.lk.Mode()
 			ls := r.lk.Stats()
+			it.Mode = ls.Mode
 			it.Link = LinkCounters{RxFrames: ls.RxFrames, TxFrames: ls.TxFrames, KernelDrops: ls.KernelDrops, CRCErrors: ls.CRCErrors, Malformed: ls.Malformed}
 		}
 		if r.closed != nil {
@@ -507,7 +551,7 @@ func (d *Driver) status() Status {
 		s.Interfaces = append(s.Interfaces, it)
 	}
 	for p := range wire.NumPorts {
-		if d.open&(1<<p) != 0 {
+		if d.ports.open()&(1<<p) != 0 {
 			s.OpenPorts = append(s.OpenPorts, p)
 		}
 	}
@@ -577,6 +621,7 @@ func (o output) InstallMap(m *nodemap.Map) {
 	if e, ok := m.Self(d.cfg.Host, d.macs()...); ok {
 		d.selfID = uint32(e.ID)
 	}
+	d.syncClosed() // a node id to answer for closed ports with
 	d.log.Info("map installed", "version", m.Version, "mapper", nodemap.FormatMAC(m.Mapper),
 		"hosts", m.Len(), "routes", len(m.Routes()), "node_id", d.selfID)
 }
@@ -615,9 +660,9 @@ func loadState(path string) (mapper.State, error) {
 	return s, nil
 }
 
-// syncLinks rebuilds the MultiWait when the set of open links changed.
+// syncLinks rebuilds the wait set when the set of open links changed.
 func (d *Driver) syncLinks() {
-	var ls []*link.Link
+	var ls []link.Endpoint
 	var wl []waitLink
 	for i, r := range d.rails {
 		if r.lk != nil {
@@ -629,13 +674,41 @@ func (d *Driver) syncLinks() {
 			wl = append(wl, waitLink{rail: i, closed: true})
 		}
 	}
-	if d.mw != nil && slices.Equal(ls, d.waitSet) {
+	if slices.Equal(ls, d.waitSet) && (d.waitAll != nil || len(ls) == 0) {
 		return
 	}
 	d.wl, d.waitSet = wl, ls
 	d.wakeLinks.Store(&ls)
-	d.mw = nil
-	if len(ls) > 0 {
-		d.mw = link.NewMultiWait(ls...)
+	d.waitAll = nil
+	if len(ls) > 0 && d.cfg.RecvPoll < 0 {
+		d.waitAll = waitFunc(ls)
+	}
+}
+
+// waitFunc returns how the Driver sleeps on its links: link.MultiWait for
+// AF_PACKET links, the links' own WaitAny if they have one (linktest),
+// else a short sleep. It consumes no frame (recvAll reads them).
+func waitFunc(eps []link.Endpoint) func(time.Duration) error {
+	lks := make([]*link.Link, 0, len(eps))
+	for _, e := range eps {
+		if l, ok := e.(*link.Link); ok {
+			lks = append(lks, l)
+		}
+	}
+	if len(lks) == len(eps) {
+		mw := link.NewMultiWait(lks...)
+		return func(timeout time.Duration) error {
+			_, _, err := mw.Wait(nil, timeout)
+			return err
+		}
+	}
+	if w, ok := eps[0].(interface {
+		WaitAny(eps []link.Endpoint, timeout time.Duration) error
+	}); ok {
+		return func(timeout time.Duration) error { return w.WaitAny(eps, timeout) }
+	}
+	return func(timeout time.Duration) error {
+		time.Sleep(min(timeout, time.Millisecond))
+		return nil
 	}
 }

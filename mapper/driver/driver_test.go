@@ -3,62 +3,93 @@ package driver
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/ethergm/ethergm/mapper"
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/wire"
 )
 
-func TestParseUnixSockets(t *testing.T) {
-	data := []byte(`Num       RefCount Protocol Flags    Type St Inode Path
-0000000000000000: 00000002 00000000 00010000 0001 01 31001 @ethergm/eth0/port2
-0000000000000000: 00000002 00000000 00010000 0001 01 31002 @ethergm/eth0/port15
-0000000000000000: 00000002 00000000 00010000 0001 01 31003 @ethergm/eth0/mapper
-0000000000000000: 00000002 00000000 00000000 0001 03 31004 @ethergm/eth0/port4
-0000000000000000: 00000002 00000000 00010000 0001 01 31005 @ethergm/eth1/port5
-0000000000000000: 00000002 00000000 00010000 0001 01 31006 @ethergm/eth0/port16
-0000000000000000: 00000002 00000000 00010000 0001 01 31007 @ethergm/eth0/port12x
-0000000000000000: 00000003 00000000 00000000 0001 03 31008
-`)
-	got := parseUnixSockets(data, "eth0")
-	if want := uint32(1<<2 | 1<<15); got != want {
-		t.Fatalf("open ports %#x, want %#x (listening sockets of unit eth0 only)", got, want)
-	}
+// fakeCore is a stand-in for the mapper core: it broadcasts a SCOUT on
+// every rail every 20 ms, records who it hears on which rail and the rail
+// states it is told, and installs a given map at its first Tick.
+type fakeCore struct {
+	cfg mapper.Config
+	out mapper.Output
+	m   *nodemap.Map
+
+	next mapper.Time
+
+	mu     sync.Mutex
+	heard  map[nodemap.MAC]int // source MAC -> rail
+	railUp map[int]bool
+	inputs int
 }
 
-func TestClosedNack(t *testing.T) {
-	sender := nodemap.MAC{2, 0, 0, 0, 0, 1}
-	us := nodemap.MAC{2, 0, 0, 0, 0, 2}
-	f := wire.HeaderFields{
-		Type: wire.TypeDataFirst, TargetPort: 7, SourcePort: 4, Flags: wire.FlagHigh,
-		TargetNode: 2, SourceNode: 1, Session: 0xabcdef01, Seq: 12345, MsgLen: 9000,
+func (f *fakeCore) Input(now mapper.Time, rail int, frame []byte) {
+	h, err := wire.ParseFrame(frame, f.cfg.EtherType)
+	if err != nil || h.TargetPort() != MapperPort {
+		panic("driver handed the core a frame that is not a mapper frame")
 	}
-	frame := wire.AppendFrame(nil, us, sender, wire.EtherType, &f, make([]byte, 100))
-	h, err := wire.ParseFrameCRC(frame, wire.EtherType)
-	if err != nil {
-		t.Fatal(err)
+	if h.Type() != wire.TypeScout {
+		return
 	}
-	var hdr wire.HeaderFields
-	nack := appendClosedNack(nil, &hdr, frame, h, us, 2, wire.EtherType)
-	n, err := wire.ParseFrameCRC(nack, wire.EtherType)
-	if err != nil {
-		t.Fatalf("nack does not parse: %v", err)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.heard[wire.Ethernet(frame).Src()] = rail
+	f.inputs++
+}
+
+func (f *fakeCore) Tick(now mapper.Time) {
+	if f.next == 0 && f.m != nil {
+		f.out.SaveState(mapper.State{LastVersion: f.m.Version})
+		f.out.InstallMap(f.m)
 	}
-	eth := wire.Ethernet(nack)
-	switch {
-	case eth.Dst() != sender || eth.Src() != us:
-		t.Errorf("nack from %x to %x, want %x to %x", eth.Src(), eth.Dst(), us, sender)
-	case n.Type() != wire.TypeNack || n.NackReason() != wire.NackPortClosed:
-		t.Errorf("nack type %v reason %v", n.Type(), n.NackReason())
-	case n.TargetPort() != 4 || n.SourcePort() != 7:
-		t.Errorf("nack ports %d <- %d, want 4 <- 7", n.TargetPort(), n.SourcePort())
-	case n.TargetNode() != 1 || n.SourceNode() != 2:
-		t.Errorf("nack nodes %d <- %d, want 1 <- 2", n.TargetNode(), n.SourceNode())
-	case n.Session() != f.Session || n.Seq() != f.Seq:
-		t.Errorf("nack session %#x seq %d, want %#x %d", n.Session(), n.Seq(), f.Session, f.Seq)
-	case n.Flags() != wire.FlagHigh:
-		t.Errorf("nack flags %v, want the priority only", n.Flags())
+	for r, mac := range f.cfg.MACs {
+		hf := wire.HeaderFields{Type: wire.TypeScout, TargetPort: MapperPort, SourcePort: MapperPort}
+		f.out.Send(r, wire.AppendFrame(nil, [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, mac, f.cfg.EtherType, &hf, []byte("fake")))
+	}
+	f.next = now + 20*time.Millisecond
+}
+
+func (f *fakeCore) NextDeadline() mapper.Time { return f.next }
+
+func (f *fakeCore) SetRailUp(rail int, up bool, now mapper.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.railUp[rail] = up
+}
+
+func (f *fakeCore) Status() mapper.Status {
+	return mapper.Status{Host: f.cfg.Host, MapVersion: f.m.Version, Hosts: f.m.Len()}
+}
+
+func (f *fakeCore) Map() *nodemap.Map { return f.m }
+
+func (f *fakeCore) snapshot() (map[nodemap.MAC]int, map[int]bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := make(map[nodemap.MAC]int, len(f.heard))
+	for k, v := range f.heard {
+		h[k] = v
+	}
+	u := make(map[int]bool, len(f.railUp))
+	for k, v := range f.railUp {
+		u[k] = v
+	}
+	return h, u
+}
+
+func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

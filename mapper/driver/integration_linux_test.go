@@ -14,75 +14,7 @@ import (
 	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/mapper"
 	"github.com/ethergm/ethergm/nodemap"
-	"github.com/ethergm/ethergm/wire"
 )
-
-// fakeCore is a stand-in for the mapper core: it broadcasts a SCOUT on
-// every rail every 20 ms, records who it hears on which rail and the rail
-// states it is told, and installs a given map at its first Tick.
-type fakeCore struct {
-	cfg mapper.Config
-	out mapper.Output
-	m   *nodemap.Map
-
-	next mapper.Time
-
-	mu     sync.Mutex
-	heard  map[nodemap.MAC]int // source MAC -> rail
-	railUp map[int]bool
-	inputs int
-}
-
-func (f *fakeCore) Input(now mapper.Time, rail int, frame []byte) {
-	h, err := wire.ParseFrame(frame, f.cfg.EtherType)
-	if err != nil || h.TargetPort() != MapperPort || h.Type() != wire.TypeScout {
-		panic("driver handed the core a frame that is not a mapper frame")
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.heard[wire.Ethernet(frame).Src()] = rail
-	f.inputs++
-}
-
-func (f *fakeCore) Tick(now mapper.Time) {
-	if f.next == 0 && f.m != nil {
-		f.out.SaveState(mapper.State{LastVersion: f.m.Version})
-		f.out.InstallMap(f.m)
-	}
-	for r, mac := range f.cfg.MACs {
-		hf := wire.HeaderFields{Type: wire.TypeScout, TargetPort: MapperPort, SourcePort: MapperPort}
-		f.out.Send(r, wire.AppendFrame(nil, [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, mac, f.cfg.EtherType, &hf, []byte("fake")))
-	}
-	f.next = now + 20*time.Millisecond
-}
-
-func (f *fakeCore) NextDeadline() mapper.Time { return f.next }
-
-func (f *fakeCore) SetRailUp(rail int, up bool, now mapper.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.railUp[rail] = up
-}
-
-func (f *fakeCore) Status() mapper.Status {
-	return mapper.Status{Host: f.cfg.Host, MapVersion: f.m.Version, Hosts: f.m.Len()}
-}
-
-func (f *fakeCore) Map() *nodemap.Map { return f.m }
-
-func (f *fakeCore) snapshot() (map[nodemap.MAC]int, map[int]bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	h := make(map[nodemap.MAC]int, len(f.heard))
-	for k, v := range f.heard {
-		h[k] = v
-	}
-	u := make(map[int]bool, len(f.railUp))
-	for k, v := range f.railUp {
-		u[k] = v
-	}
-	return h, u
-}
 
 // runFake starts a Driver with a fakeCore on host h (all its interfaces,
 // unit "u") and stops it when the test ends.
@@ -120,17 +52,6 @@ func runFake(t *testing.T, h *netns.Host, m *nodemap.Map) (*Driver, *fakeCore) {
 		d.Close()
 	})
 	return d, fc
-}
-
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // clusterMap returns host self's map of c, with routes: each of self's

@@ -34,17 +34,35 @@ func (d *Driver) linkConfig(ports link.PortMask, blocks int) *link.Config {
 	}
 }
 
-// ifProbe looks at interfaces with two ioctls on a socket of the
-// network namespace New ran in (no netlink dump, nothing allocated).
+// Prober is how a Driver looks at its interfaces.
+type Prober interface {
+	// State returns the interface's index (0 if it does not exist) and
+	// whether it is up and running (IFF_UP, IFF_RUNNING). The Driver
+	// calls it for every interface every PollInterval.
+	State(name string) (ifindex int, up, running bool)
+	// Addr returns the interface's MAC address and MTU. The Driver calls
+	// it at start and when an interface's index changed.
+	Addr(name string) (mac net.HardwareAddr, mtu int, err error)
+}
+
+// ifProbe is the kernel's Prober: two ioctls on a socket of the network
+// namespace New ran in (no netlink dump, nothing allocated).
 type ifProbe struct{ fd int }
 
-func (p *ifProbe) open() error {
+func openIfProbe() (*ifProbe, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("socket for interface state: %w", err)
+		return nil, fmt.Errorf("socket for interface state: %w", err)
 	}
-	p.fd = fd
-	return nil
+	return &ifProbe{fd: fd}, nil
+}
+
+func (p *ifProbe) Addr(name string) (net.HardwareAddr, int, error) {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	return ifi.HardwareAddr, ifi.MTU, nil
 }
 
 func (p *ifProbe) close() {
@@ -56,7 +74,7 @@ func (p *ifProbe) close() {
 
 // state returns the interface's index (0 if it does not exist) and
 // whether it is up and running (IFF_UP, IFF_RUNNING).
-func (p *ifProbe) state(name string) (ifindex int, up, running bool) {
+func (p *ifProbe) State(name string) (ifindex int, up, running bool) {
 	ifr, err := unix.NewIfreq(name)
 	if err != nil {
 		return 0, false, false
@@ -80,7 +98,7 @@ func (p *ifProbe) state(name string) (ifindex int, up, running bool) {
 // are down.
 func (d *Driver) pollInterfaces(now mapper.Time, first bool) {
 	for i, r := range d.rails {
-		ifindex, up, running := d.ifs.state(r.name)
+		ifindex, up, running := d.probe.State(r.name)
 		usable := false
 		switch {
 		case ifindex == 0:
@@ -99,12 +117,12 @@ func (d *Driver) pollInterfaces(now mapper.Time, first bool) {
 			}
 			r.ifindex = ifindex
 			if r.lk == nil && up {
-				lk, err := link.Open(r.name, d.linkConfig(1<<MapperPort, mapperRxBlocks))
+				lk, err := d.cfg.OpenLink(r.name, d.linkConfig(1<<MapperPort, mapperRxBlocks))
 				if err != nil {
 					d.log.Warn("opening the interface", "interface", r.name, "rail", i, "err", err)
 				} else {
 					r.lk, r.mtu = lk, lk.MTU()
-					d.log.Debug("link open", "interface", r.name, "rail", i, "mode", lk.Mode())
+					d.log.Debug("link open", "interface", r.name, "rail", i, "mode", lk.Stats().Mode)
 				}
 			}
 			usable = r.lk != nil && up && running
@@ -124,16 +142,16 @@ func (d *Driver) pollInterfaces(now mapper.Time, first bool) {
 // sameMAC reports whether rail i's interface (new, or with a new ifindex)
 // still has the MAC address the core knows; it logs when not.
 func (d *Driver) sameMAC(i int, r *rail) bool {
-	ifi, err := net.InterfaceByName(r.name)
+	mac, _, err := d.probe.Addr(r.name)
 	if err != nil {
 		return false
 	}
-	if len(ifi.HardwareAddr) == 6 && nodemap.MAC(ifi.HardwareAddr) == r.mac {
+	if len(mac) == 6 && nodemap.MAC(mac) == r.mac {
 		return true
 	}
 	if r.ifindex != -1 {
 		d.log.Error("interface changed its MAC address; restart gm_mapper to use it",
-			"interface", r.name, "rail", i, "was", nodemap.FormatMAC(r.mac), "now", ifi.HardwareAddr.String())
+			"interface", r.name, "rail", i, "was", nodemap.FormatMAC(r.mac), "now", mac.String())
 	}
 	return false
 }

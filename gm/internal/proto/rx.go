@@ -37,7 +37,11 @@ func (e *Engine) input(now Time, frame []byte) {
 	if tp := h.TargetPort(); tp != e.cfg.Port {
 		e.stats.Misaddressed++
 		if (isData(typ) || typ.HasRemoteAddr() || typ == wire.TypeOpen) && e.cfg.AnswerClosed != nil && e.cfg.AnswerClosed(tp) {
-			e.sendNack(frame, h, wire.NackPortClosed, tp, nil)
+			e.ctrlBuf = wire.AppendPortClosedNack(e.ctrlBuf[:0], &e.hdr, frame, h, e.cfg.MAC, e.cfg.NodeID, e.cfg.EtherType)
+			if e.out.Send(e.ctrlBuf) == nil {
+				e.stats.NacksSent++
+				e.stats.NacksSentPortClosed++
+			}
 		}
 		return
 	}
