@@ -1,13 +1,17 @@
 package driver
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethergm/ethergm/ctl"
 	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/mapper"
+	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/wire"
 )
 
@@ -20,18 +24,20 @@ const (
 	nackRate  = 2000 // per second
 )
 
+// nackState is the answers' rate limit, shared by the rails' answerers.
 type nackState struct {
+	mu     sync.Mutex
 	tokens float64
 	last   time.Duration
-	sent   uint64
-	buf    []byte
-	hdr    wire.HeaderFields
+	sent   atomic.Uint64
 }
 
 func (n *nackState) init() { n.tokens = nackBurst }
 
 // take reports whether an answer may go out at now.
 func (n *nackState) take(now time.Duration) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	n.tokens = min(n.tokens+float64(now-n.last)*nackRate/float64(time.Second), nackBurst)
 	n.last = now
 	if n.tokens < 1 {
@@ -143,6 +149,7 @@ func (d *Driver) syncClosed() {
 	if d.watch != nil {
 		d.watch.Publish(d.ports.gone)
 	}
+	d.view.Store(&closedView{self: d.selfID, open: d.ports.open(), gone: d.ports.gone})
 	want := link.PortMask(allPorts &^ d.ports.open() &^ (1 << MapperPort))
 	if d.selfID == 0 {
 		want = 0
@@ -168,45 +175,90 @@ func (d *Driver) syncClosed() {
 			continue
 		}
 		r.closed, r.mask = lk, want
+		r.answerer = d.startAnswerer(i, r, lk)
 		d.log.Debug("answering for closed ports", "interface", r.name, "ports", fmt.Sprintf("%#04x", uint32(want)))
 	}
 }
 
-// answerClosed answers a frame received for a closed port with a NACK
+// closedView is what the answerers need of the Driver's state: this
+// host's node id and the open and gone ports (portState). Run replaces it
+// whenever any of them changes.
+type closedView struct {
+	self, open, gone uint32
+}
+
+// answerer reads a rail's closed-ports link on a goroutine of its own, so
+// that a frame for a closed port is answered as soon as it arrives (Run
+// reads the mapper links only every RecvPoll), and answers on that link.
+type answerer struct {
+	d    *Driver
+	rail int
+	mac  nodemap.MAC
+	lk   link.Endpoint
+	done chan struct{}
+
+	buf []byte
+	hdr wire.HeaderFields
+}
+
+func (d *Driver) startAnswerer(i int, r *rail, lk link.Endpoint) *answerer {
+	a := &answerer{d: d, rail: i, mac: r.mac, lk: lk, done: make(chan struct{})}
+	go a.run()
+	return a
+}
+
+// run answers until the link is closed (closeClosed).
+func (a *answerer) run() {
+	defer close(a.done)
+	frames := make([][]byte, 16)
+	for {
+		n, err := a.lk.Wait(frames, -1)
+		if errors.Is(err, link.ErrClosed) {
+			return
+		}
+		if err != nil {
+			// A transient error: do not spin on it.
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		for _, f := range frames[:n] {
+			a.answer(f)
+		}
+	}
+}
+
+// answer answers a frame received for a closed port with a NACK
 // PORT_CLOSED, if it is an OPEN or a reliable frame for this host.
-func (d *Driver) answerClosed(now mapper.Time, rail int, frame []byte) {
+func (a *answerer) answer(frame []byte) {
+	d := a.d
+	v := d.view.Load()
 	h, err := wire.ParseFrame(frame, d.cfg.EtherType)
-	if err != nil || d.selfID == 0 || h.TargetNode() != d.selfID {
+	if err != nil || v == nil || v.self == 0 || h.TargetNode() != v.self {
 		return
 	}
 	if !answerable(h.Type()) {
 		return
 	}
 	tp := h.TargetPort()
-	if tp >= wire.NumPorts || tp == MapperPort || d.ports.open()&(1<<tp) != 0 {
+	if tp >= wire.NumPorts || tp == MapperPort || v.open&(1<<tp) != 0 {
 		return
 	}
-	if !d.nack.take(now) {
+	if !d.nack.take(d.now()) {
 		return
 	}
-	// The port may have opened since the last look (a gone port that
-	// opens again connects first).
-	if d.ports.gone&(1<<tp) == 0 {
+	// The port may have opened since the Driver last looked (a gone port
+	// that opens again connects first): the next look finds it.
+	if v.gone&(1<<tp) == 0 {
 		if _, err := ctl.Owner(ctl.PortName(d.cfg.Unit, int(tp))); err == nil {
-			d.ports.listed |= 1 << tp
 			return
 		}
 	}
-	r := d.rails[rail]
-	if r.lk == nil {
+	a.buf = wire.AppendPortClosedNack(a.buf[:0], &a.hdr, frame, h, a.mac, v.self, d.cfg.EtherType)
+	if err := a.lk.Send(a.buf); err != nil {
+		d.answerErrors.Add(1)
 		return
 	}
-	d.nack.buf = wire.AppendPortClosedNack(d.nack.buf[:0], &d.nack.hdr, frame, h, r.mac, d.selfID, d.cfg.EtherType)
-	if err := r.lk.Send(d.nack.buf); err != nil {
-		d.sendErrors++
-		return
-	}
-	d.nack.sent++
+	d.nack.sent.Add(1)
 }
 
 // answerable reports whether a frame of type t for a closed port is

@@ -123,6 +123,9 @@ type Status struct {
 	// connected to it, and those its last look at the socket list found
 	// (but not one whose connection ended since).
 	OpenPorts []int `json:"open_ports"`
+	// WatchedPorts are the open ports that hold a connection to the
+	// Driver (ctl.DialWatch): their closing is known at once.
+	WatchedPorts []int `json:"watched_ports"`
 	// PortsClosedByEvent counts the ports the Driver learned closed by
 	// the end of their connection (at once), PortsClosedByPoll those it
 	// learned closed by not finding them in the socket list (ports that
@@ -164,14 +167,15 @@ type LinkCounters struct {
 
 // rail is one interface of the unit.
 type rail struct {
-	name    string
-	mac     nodemap.MAC
-	ifindex int
-	up      bool          // as told to the core
-	lk      link.Endpoint // mapper frames (port 1); nil while closed
-	closed  link.Endpoint // frames for closed ports; nil if none
-	mask    link.PortMask
-	mtu     int
+	name     string
+	mac      nodemap.MAC
+	ifindex  int
+	up       bool          // as told to the core
+	lk       link.Endpoint // mapper frames (port 1); nil while closed
+	closed   link.Endpoint // frames for closed ports; nil if none
+	answerer *answerer     // reads closed
+	mask     link.PortMask
+	mtu      int
 }
 
 // Driver runs a mapper core over the unit's interfaces.
@@ -191,6 +195,8 @@ type Driver struct {
 	ifs           *ifProbe // the kernel's Prober, if probe is it
 	selfID        uint32   // this host's node id in the installed map (0: none)
 	nack          nackState
+	view          atomic.Pointer[closedView] // for the answerers
+	answerErrors  atomic.Uint64              // answers their links refused
 
 	frames  [][]byte
 	timer   *time.Timer
@@ -218,8 +224,7 @@ type logState struct {
 }
 
 type waitLink struct {
-	rail   int
-	closed bool // the closed-ports link
+	rail int
 }
 
 // New checks cfg, takes the unit's mapper name (ErrBusy if another
@@ -409,10 +414,6 @@ func (d *Driver) recvAll() {
 func (d *Driver) dispatch(w waitLink, frames [][]byte) {
 	now := d.now()
 	for _, f := range frames {
-		if w.closed {
-			d.answerClosed(now, w.rail, f)
-			continue
-		}
 		// A link that cannot select target ports (no link.PortSetter
 		// behind its Config.Ports) hands over every port's frames.
 		if h, err := wire.ParseFrame(f, d.cfg.EtherType); err == nil && h.TargetPort() == MapperPort {
@@ -536,7 +537,7 @@ func (d *Driver) status() Status {
 		MapFile: d.cfg.MapFile, HostsFile: d.cfg.HostsFile,
 		OpenPorts:          []int{},
 		PortsClosedByEvent: d.ports.byEvent, PortsClosedByPoll: d.ports.byPoll,
-		ClosedNacks: d.nack.sent, SendErrors: d.sendErrors,
+		ClosedNacks: d.nack.sent.Load(), SendErrors: d.sendErrors + d.answerErrors.Load(),
 	}
 	for i, r := range d.rails {
 		it := Interface{Rail: i, Name: r.name, MAC: nodemap.FormatMAC(r.mac), Up: r.up}
@@ -550,11 +551,8 @@ func (d *Driver) status() Status {
 		}
 		s.Interfaces = append(s.Interfaces, it)
 	}
-	for p := range wire.NumPorts {
-		if d.ports.open()&(1<<p) != 0 {
-			s.OpenPorts = append(s.OpenPorts, p)
-		}
-	}
+	s.OpenPorts = append(s.OpenPorts, portList(d.ports.open())...)
+	s.WatchedPorts = append([]int{}, portList(d.ports.conn)...)
 	d.lastStatus.Store(&s)
 	return s
 }
@@ -668,10 +666,6 @@ func (d *Driver) syncLinks() {
 		if r.lk != nil {
 			ls = append(ls, r.lk)
 			wl = append(wl, waitLink{rail: i})
-		}
-		if r.closed != nil {
-			ls = append(ls, r.closed)
-			wl = append(wl, waitLink{rail: i, closed: true})
 		}
 	}
 	if slices.Equal(ls, d.waitSet) && (d.waitAll != nil || len(ls) == 0) {

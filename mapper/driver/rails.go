@@ -168,7 +168,8 @@ func (r *rail) closeLinks() {
 func (r *rail) closeClosed() {
 	if r.closed != nil {
 		r.closed.Close()
-		r.closed = nil
+		<-r.answerer.done
+		r.closed, r.answerer = nil, nil
 		r.mask = 0
 	}
 }

@@ -272,6 +272,91 @@ func TestIntegrationMapperPortClosedAndGone(t *testing.T) {
 	t.Logf("PORT_CLOSED answered by the mapper; after the remap, unreachable %v after the send", took)
 }
 
+// TestIntegrationMapperPortKilled: a receiving process (gm_allsize
+// --serve, port 2) is killed with SIGKILL while its host's gm_mapper runs;
+// a send to that port fails with SendTargetPortClosed, and the mapper
+// learned of the close from the end of the port's connection to it (its
+// PortsClosedByEvent), not from its periodic look at the socket list
+// (PortsClosedByPoll stays 0). The time from the kill to the failed send
+// goes to the log.
+func TestIntegrationMapperPortKilled(t *testing.T) {
+	c := netns.New(t, netns.Options{Hosts: 2})
+	for _, h := range c.Hosts {
+		startMapper(t, h)
+	}
+	waitConfigured(t, c.Hosts, 2, 30*time.Second)
+	a, b := c.Hosts[0], c.Hosts[1]
+	srv, err := b.Start(tool(t, "gm_allsize"), "--hostname", b.Name, "--state-dir", b.Dir, "--unit", unitOf(b), "--serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	watched := func() bool {
+		st, err := status(b)
+		return err == nil && len(st.WatchedPorts) == 1 && st.WatchedPorts[0] == 2
+	}
+	for deadline := time.Now().Add(30 * time.Second); !watched(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s's gm_mapper does not watch port 2 of the server:\n%s", b.Name, srv.Output())
+		}
+	}
+	m, err := readMap(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, ok := m.ByHost(b.Name)
+	if !ok {
+		t.Fatalf("%s not in the map", b.Name)
+	}
+	var p *gm.Port
+	if err := a.Do(func() (err error) {
+		p, err = gm.Open(unitOf(a), 2, "kill-test", &gm.Config{Host: a.Name, StateDir: a.Dir})
+		return
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+
+	killed := time.Now()
+	if err := srv.Kill(); err != nil { // SIGKILL, and waits for the process
+		t.Fatal(err)
+	}
+	reaped := time.Now()
+	done := make(chan gm.Status, 1)
+	msg := []byte("to a port that died")
+	if err := p.SendWithCallback(msg, 7, len(msg), gm.LowPriority, eb.ID, 2, func(_ *gm.Port, _ any, s gm.Status) { done <- s }, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got gm.Status
+	for waiting := true; waiting; {
+		select {
+		case got = <-done:
+			waiting = false
+		default:
+			if e := p.Receive(); e.Type != gm.NoRecvEvent {
+				p.Unknown(e)
+			}
+			if time.Since(killed) > 60*time.Second {
+				t.Fatal("the send neither completed nor failed within 60 s")
+			}
+		}
+	}
+	took := time.Since(killed)
+	st, err := status(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != gm.SendTargetPortClosed {
+		t.Fatalf("send to the killed port: %v, want SendTargetPortClosed", got)
+	}
+	if st.PortsClosedByEvent != 1 || st.PortsClosedByPoll != 0 || st.ClosedNacks == 0 || len(st.OpenPorts) != 0 {
+		t.Fatalf("%s's gm_mapper: %d ports closed by event, %d by poll, %d nacks, open %v; want 1, 0, some, none",
+			b.Name, st.PortsClosedByEvent, st.PortsClosedByPoll, st.ClosedNacks, st.OpenPorts)
+	}
+	t.Logf("SendTargetPortClosed %v after the SIGKILL of the receiver, %v after its exit was reaped (%d PORT_CLOSED nacks from %s's gm_mapper)",
+		took, took-reaped.Sub(killed), st.ClosedNacks, b.Name)
+}
+
 // waitUnrouted waits until h's map has no route to host name (a host that
 // left keeps its node id reserved, and may stay listed, but unrouted).
 func waitUnrouted(t *testing.T, h *netns.Host, name string, timeout time.Duration) *nodemap.Map {
