@@ -80,3 +80,62 @@ func TestMapErrorStatus(t *testing.T) {
 		t.Fatalf("unreadable map: %v", err)
 	}
 }
+
+// TestPortOwnerWatch: with the unit's mapper watch listening, a port
+// registers with it when claimed, hears what the mapper publishes (a port
+// gone, whose name may still be listed, counts as closed in openMask) and
+// ends its registration on release; it connects again (keepWatch) after
+// the mapper restarts.
+func TestPortOwnerWatch(t *testing.T) {
+	unit := fmt.Sprintf("gmtest%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	events := make(chan struct{}, 16)
+	w, err := ctl.ListenWatch(unit, func() { events <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	o4, err := claimPort(unit, 4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o4.release()
+	o9, err := claimPort(unit, 9, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-events
+	<-events
+	if conn, _ := w.Take(); conn != 1<<4|1<<9 {
+		t.Fatalf("registered ports %#x, want 4 and 9", conn)
+	}
+	o4.takeChanged() // the mapper's first word
+	w.Publish(1 << 9)
+	for !o4.takeChanged() {
+		time.Sleep(time.Millisecond)
+	}
+	if m := o4.openMask(0); m != 1<<4 {
+		t.Fatalf("open mask %#x with port 9 gone but listed, want port 4", m)
+	}
+	o9.release()
+	<-events
+	if conn, ended := w.Take(); conn != 1<<4 || ended != 1<<9 {
+		t.Fatalf("after release: registered %#x ended %#x, want 4 and 9", conn, ended)
+	}
+	// The mapper restarts: the port registers again.
+	w.Close()
+	for !o4.takeChanged() {
+		time.Sleep(time.Millisecond)
+	}
+	for len(events) > 0 {
+		<-events // the old watch's
+	}
+	w, err = ctl.ListenWatch(unit, func() { events <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	o4.keepWatch()
+	<-events
+	if conn, _ := w.Take(); conn != 1<<4 {
+		t.Fatalf("after the restart: registered %#x, want port 4", conn)
+	}
+}
