@@ -10,6 +10,11 @@
 // (SO_PEERCRED) and reads one JSON document that describes the owner
 // (Query). Serving a query runs on a goroutine of the owner: it does not
 // touch the owner's fast path beyond what the handler takes.
+//
+// The ports' names also tell which ports of a unit are open (PortList),
+// and every open port holds a connection to its gm_mapper (WatchName,
+// DialWatch), so that the mapper learns at once that a port closed or its
+// process died.
 package ctl
 
 import (

@@ -1072,7 +1072,9 @@ func (p *Port) progress() {
 }
 
 // refresh reloads the node map if its file changed and the set of open
-// ports of this unit. A map that lists this host sets (or changes) the
+// ports of this unit (and connects the port to the unit's gm_mapper if it
+// is not: see portOwner). The progress goroutine calls it every MapPoll,
+// and at once when the mapper says a port closed. A map that lists this host sets (or changes) the
 // port's node id and host name; one that does not leaves them as they
 // were.
 func (p *Port) refresh() {

@@ -10,15 +10,18 @@
 //     naming the holder's pid), and serves the status document on it
 //     (Status: the core's status plus pid, unit, interfaces, open ports,
 //     start time);
-//   - it opens one link (package gm/link) per rail that receives only
-//     mapper frames (target port 1), and hands every frame to the core's
-//     Input with the rail number, the position of the interface in the
-//     unit;
-//   - it runs the core's timers: a single goroutine sleeps in
-//     link.MultiWait until a frame arrives, the core's NextDeadline passes
+//   - it opens one link per rail (a link.Endpoint, through
+//     Config.OpenLink: package gm/link's AF_PACKET links by default,
+//     in-memory links of gm/link/linktest in tests, which need no
+//     privileges) that receives only mapper frames (target port 1), and
+//     hands every frame to the core's Input with the rail number, the
+//     position of the interface in the unit;
+//   - it runs the core's timers: a single goroutine reads the links every
+//     RecvPoll (or sleeps on them), until the core's NextDeadline passes
 //     or the next poll is due;
 //   - every PollInterval it looks at each interface (present, its ifindex,
-//     IFF_UP and IFF_RUNNING) and tells the core about rails that went
+//     IFF_UP and IFF_RUNNING; through Config.Probe, the kernel's by
+//     default) and tells the core about rails that went
 //     down or came back (SetRailUp); an interface that disappears has its
 //     links closed and reopened when it is back;
 //   - it writes each map the core installs to the map file atomically
@@ -33,17 +36,20 @@
 // nack, so the sender's send fails at once with
 // GM_SEND_TARGET_PORT_CLOSED. While some port of the unit is open, that
 // port answers (gm's lowest open port); a host where only the mapper runs
-// has nobody else to do it. So every PollInterval the Driver looks which of
-// the unit's ports are open (the ports' abstract sockets, ctl.PortName,
-// listed in the namespace's /proc/net/unix), and
-// keeps on each rail a second link whose port mask is exactly the ports
-// that are closed (reopened when that set changes). An OPEN (the start of
-// a session) or a data frame (or PUT, GET, GOT) that arrives there for
-// this host's node id is answered with a
-// NACK PORT_CLOSED that echoes what the sender's stream needs (its session,
-// the frame's sequence number, priority flag and ports), after checking
-// once more, with ctl.Owner, that the port did not open meanwhile. Answers
-// are rate-limited.
+// has nobody else to do it. So the Driver keeps track of the unit's open
+// ports: every open port holds a connection to the Driver's watch
+// (ctl.Watch, ctl.DialWatch) whose end, when the port closes or its
+// process dies, tells the Driver at once; ports that hold none are found
+// in the namespace's socket list (ctl.PortList) every PortProbeInterval.
+// The Driver tells the connected ports which ports closed, so that they
+// look at the open ports at once too. On each rail it keeps a second link
+// whose port mask is exactly the ports that are closed (changed with
+// link.PortSetter, or reopened, when that set changes), read by a
+// goroutine of its own. An OPEN (the start of a session) or a data frame
+// (or PUT, GET, GOT) that arrives there for this host's node id is
+// answered at once with the NACK PORT_CLOSED of wire.AppendPortClosedNack,
+// after checking once more, with ctl.Owner, that the port did not open
+// meanwhile. Answers are rate-limited.
 //
 // A Driver is not safe for concurrent use except for Status and Stop,
 // which may be called from any goroutine.
