@@ -32,7 +32,7 @@ const DefaultPollInterval = 100 * time.Millisecond
 // tells it at once that a port closed or its process died; the list
 // covers the ports that hold none (the Driver started after them, and they
 // have not connected yet). A port that opens is noticed at once anyway
-// (answerClosed asks it before answering for it).
+// (the answerer asks its name before answering for it).
 const PortProbeInterval = 250 * time.Millisecond
 
 // DefaultRecvPoll is how often a Driver reads its receive rings when
@@ -668,7 +668,7 @@ func (d *Driver) syncLinks() {
 			wl = append(wl, waitLink{rail: i})
 		}
 	}
-	if slices.Equal(ls, d.waitSet) && (d.waitAll != nil || len(ls) == 0) {
+	if slices.Equal(ls, d.waitSet) && (d.waitAll != nil || d.cfg.RecvPoll > 0 || len(ls) == 0) {
 		return
 	}
 	d.wl, d.waitSet = wl, ls
