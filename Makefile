@@ -21,7 +21,7 @@ COMMANDS = $(notdir $(CMD_PKGS))
 SYSTEMD_UNIT_DIR ?= /lib/systemd/system
 SYSCONF_DIR ?= /etc
 
-.PHONY: all build libgm install install-mapper uninstall test fmt-check vet staticcheck build-check layering tracked-binaries unit scale fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
+.PHONY: all build libgm install install-mapper uninstall test fmt-check vet staticcheck build-check layering tracked-binaries unit scale nemesis fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
 
 all: build
 
@@ -95,6 +95,16 @@ unit:
 scale:
 	@echo "== mapper simulations at full size (no -race)"
 	$(GO) test -count=1 -run 'TestScale' ./mapper
+
+## nemesis: the nemesis for DURATION (default 10m) with seed SEED (default
+## the clock; a failing run prints its seed): 8 dual-rail netns hosts stream
+## verified messages while processes, mappers, rails and partitions fail
+## (docs/RELIABILITY.md, "The nemesis"). HOSTS changes the host count.
+DURATION ?= 10m
+nemesis:
+	@scripts/deps.sh test
+	ETHERGM_REQUIRE_NETNS=1 ETHERGM_NEMESIS_DURATION=$(DURATION) ETHERGM_NEMESIS_SEED=$(SEED) ETHERGM_NEMESIS_HOSTS=$(HOSTS) \
+		$(GO) test -count=1 -v -timeout 0 -run '^TestIntegrationNemesis$$' ./tests/nemesis/
 
 fuzz:
 	@echo "== fuzz ($(FUZZTIME) per target)"

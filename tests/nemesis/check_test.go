@@ -52,6 +52,7 @@ type checker struct {
 	failed     map[gm.Status]int
 	delivered  int
 	faults     []*faultSpan
+	start      time.Time // the schedule's start
 	violations []string
 	// openRetries are the incarnations whose port opened only after
 	// failed attempts (a rail was down).
@@ -129,7 +130,7 @@ func (c *checker) line(p *peerProc, l string) {
 			c.comps[k] = m
 		}
 		if prev, dup := m[seq]; dup {
-			c.violateLocked("%v: message %d to host%d priority %d completed twice (%v, then %v)", p, seq, k.dst, k.pri, prev.st, st)
+			c.violateLocked("%v: message %d to host%d priority %d completed twice (%s, then %s)", p, seq, k.dst, k.pri, prev.st.String(), st.String())
 		}
 		m[seq] = completion{st, time.Now()}
 		if st != gm.Success {
@@ -258,9 +259,10 @@ func (c *checker) check() {
 				continue
 			}
 			if !allowed[cp.st] {
-				c.violateLocked("%s: message %d completed with %v", name, seq, cp.st)
+				c.violateLocked("%s: message %d completed with %s", name, seq, cp.st.String())
 			} else if !c.explained(s.host, k.dst, cp.st, cp.at) {
-				c.violateLocked("%s: message %d completed with %v at %v, and no fault of the stream explains it", name, seq, cp.st, cp.at.Format("15:04:05.000"))
+				c.violateLocked("%s: message %d completed with %s at %v (%v into the schedule), and no fault of the stream explains it",
+					name, seq, cp.st.String(), cp.at.Format("15:04:05.000"), cp.at.Sub(c.start).Round(time.Millisecond))
 			}
 		}
 	}

@@ -56,10 +56,16 @@ func readMap(h *netns.Host) (*nodemap.Map, error) {
 // switch s, the switch-side veth of host h's rail r, and, for a relayed
 // rail, the relay's port towards the bridge (y) and its peer on the bridge
 // (x).
-func bridge(c *netns.Cluster, s int) string       { return fmt.Sprintf("%s%sbr%d", netns.Prefix, c.ID, s) }
-func hostPort(c *netns.Cluster, h, r int) string  { return fmt.Sprintf("%s%sh%dr%d", netns.Prefix, c.ID, h, r) }
-func relayPort(c *netns.Cluster, h, r int) string { return fmt.Sprintf("%s%sh%dy%d", netns.Prefix, c.ID, h, r) }
-func relayPeer(c *netns.Cluster, h, r int) string { return fmt.Sprintf("%s%sh%dx%d", netns.Prefix, c.ID, h, r) }
+func bridge(c *netns.Cluster, s int) string { return fmt.Sprintf("%s%sbr%d", netns.Prefix, c.ID, s) }
+func hostPort(c *netns.Cluster, h, r int) string {
+	return fmt.Sprintf("%s%sh%dr%d", netns.Prefix, c.ID, h, r)
+}
+func relayPort(c *netns.Cluster, h, r int) string {
+	return fmt.Sprintf("%s%sh%dy%d", netns.Prefix, c.ID, h, r)
+}
+func relayPeer(c *netns.Cluster, h, r int) string {
+	return fmt.Sprintf("%s%sh%dx%d", netns.Prefix, c.ID, h, r)
+}
 
 // insertRelay puts a two-port relay (AtoB: from the host) between host h's
 // rail r and its bridge, inside the switch namespace: the host's veth leaves
@@ -143,7 +149,9 @@ type peerProc struct {
 	ended     time.Time // when it was killed (zero while it runs)
 }
 
-func (p *peerProc) String() string { return fmt.Sprintf("%s inc %d on host%d (pid %d)", p.role, p.inc, p.host, p.pid) }
+func (p *peerProc) String() string {
+	return fmt.Sprintf("%s inc %d on host%d (pid %d)", p.role, p.inc, p.host, p.pid)
+}
 
 // startPeer starts an incarnation of the peer command on h and feeds its
 // output lines to line, in order, on a goroutine of its own.

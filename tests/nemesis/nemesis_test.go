@@ -31,11 +31,12 @@ const (
 	shortLength = 30 * time.Second
 	sendPort    = 2
 	recvPort    = 4
-	// liveness is the peers' Config.LivenessTimeout: shorter than most
-	// partitions and rail-less spells of the schedule, so that they fail
-	// streams, and long enough for a loaded machine.
-	liveness = 4 * time.Second
-	progress = 20 * time.Second
+	// liveness is the peers' Config.LivenessTimeout: longer than most
+	// partitions of the schedule (streams stall, then go on), shorter
+	// than some (they fail), and long enough that a loaded machine does
+	// not fail streams by starving their processes.
+	liveness = 10 * time.Second
+	progress = 30 * time.Second
 	// convergeTimeout bounds the wait for one configured map after the
 	// schedule, and resumeTimeout the wait for every stream to flow again.
 	convergeTimeout = 60 * time.Second
@@ -170,6 +171,9 @@ func TestIntegrationNemesis(t *testing.T) {
 	t.Logf("warm-up: %d messages delivered", n.delivered())
 
 	start := time.Now()
+	n.chk.mu.Lock()
+	n.chk.start = start
+	n.chk.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, f := range plan {
 		wg.Go(func() { n.run(start, f) })
@@ -261,6 +265,7 @@ func (n *nemesis) run(start time.Time, f fault) {
 	time.Sleep(time.Until(start.Add(f.At)))
 	span := &faultSpan{f: f, start: time.Now()}
 	undo := n.apply(&span.f)
+	n.t.Logf("%v: %v", time.Since(start).Round(time.Millisecond), span.f)
 	n.chk.mu.Lock()
 	n.chk.faults = append(n.chk.faults, span)
 	n.chk.mu.Unlock()

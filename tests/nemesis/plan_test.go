@@ -91,7 +91,13 @@ func makePlan(seed int64, length time.Duration, hosts int, relayed []int, rails 
 				f.Hosts, f.Rail = []int{h}, rng.IntN(rails)
 				res = fmt.Sprintf("rail %d %d", h, f.Rail)
 			case partition:
+				// Most partitions are shorter than the peers' liveness
+				// timeout (streams stall and go on), some longer (they
+				// fail).
 				f.Dur = between(time.Second, 6*time.Second)
+				if rng.IntN(4) == 0 {
+					f.Dur = between(12*time.Second, 20*time.Second)
+				}
 				n := 1 + rng.IntN(max(hosts/2-1, 1))
 				f.Hosts = rng.Perm(hosts)[:n]
 				slices.Sort(f.Hosts)

@@ -70,7 +70,7 @@ func main() {
 	inc := fs.Uint("inc", 0, "this incarnation's number (send)")
 	targets := fs.String("targets", "", "comma-separated host indexes to send to (send)")
 	targetPort := fs.Int("target-port", 4, "the receivers' port (send)")
-	rate := fs.Float64("rate", 20, "messages per second per stream (send)")
+	rate := fs.Float64("rate", 10, "messages per second per stream (send)")
 	window := fs.Int("window", 3, "sends outstanding per stream at most (send)")
 	maxSize := fs.Int("max-size", 13, "the largest size class")
 	liveness := fs.Duration("liveness", 4*time.Second, "Config.LivenessTimeout")
@@ -236,6 +236,7 @@ type stream struct {
 	next     uint64 // next sequence number
 	inflight int
 	failures int // error completions not resumed yet
+	resumeAt time.Time
 	node     gm.NodeID
 	due      time.Time
 	bufs     [][]byte
@@ -270,7 +271,10 @@ func send(p *gm.Port, inc uint32, self int, dsts []int, dport int, rate float64,
 		s.inflight--
 		s.bufs = append(s.bufs, c.buf)
 		if st != gm.Success && st != gm.SendDropped {
+			// Resume a little later: a target that is down would
+			// otherwise fail the stream again at once, in a loop.
 			s.failures++
+			s.resumeAt = time.Now().Add(200 * time.Millisecond)
 		}
 		say("C %d %d %d %d", s.dst, s.pri, c.seq, int(st))
 	}
@@ -289,7 +293,7 @@ func send(p *gm.Port, inc uint32, self int, dsts []int, dport int, rate float64,
 		stopping := stop.Load()
 		busy := false
 		for _, s := range streams {
-			for s.failures > 0 {
+			for s.failures > 0 && !now.Before(s.resumeAt) {
 				err := p.ResumeSending(s.pri, s.node, dport, nil, nil)
 				if err != nil {
 					if !errors.Is(err, gm.ErrNoSendToken) && !errors.Is(err, gm.ErrUnknownNode) {
