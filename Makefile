@@ -21,9 +21,13 @@ COMMANDS = $(notdir $(CMD_PKGS))
 SYSTEMD_UNIT_DIR ?= /lib/systemd/system
 SYSCONF_DIR ?= /etc
 
-.PHONY: all build libgm install install-mapper uninstall test fmt-check vet staticcheck build-check layering tracked-binaries unit scale nemesis fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
+.PHONY: help all build libgm install install-mapper uninstall test fmt-check vet staticcheck build-check layering tracked-binaries unit scale nemesis fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
 
 all: build
+
+## help: the targets and what they do.
+help:
+	@sed -n 's/^## //p' $(MAKEFILE_LIST)
 
 ## build: every package, and the commands and examples in bin/.
 build:
