@@ -285,6 +285,9 @@ func (n *nemesis) apply(f *fault) func() {
 		n.mu.Lock()
 		p := n.receivers[h]
 		n.mu.Unlock()
+		if p == nil {
+			return func() {} // its start failed, a test error already
+		}
 		p.kill()
 		n.chk.mu.Lock()
 		p.ended = time.Now()
@@ -295,6 +298,9 @@ func (n *nemesis) apply(f *fault) func() {
 		n.mu.Lock()
 		p := n.senders[h]
 		n.mu.Unlock()
+		if p == nil {
+			return func() {}
+		}
 		p.kill()
 		return func() { n.startSender(h) }
 	case killMapper, killLeader:
@@ -319,6 +325,9 @@ func (n *nemesis) apply(f *fault) func() {
 		p := n.mappers[h]
 		n.mkilled[p] = true
 		n.mu.Unlock()
+		if p == nil {
+			return func() {}
+		}
 		p.Kill()
 		return func() { n.startMapper(h) }
 	case cutRail:
