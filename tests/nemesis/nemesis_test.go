@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -130,6 +131,11 @@ func TestIntegrationNemesis(t *testing.T) {
 	c := netns.New(t, netns.Options{Hosts: nh, Rails: 4, HostRails: hostRails})
 	n := &nemesis{t: t, c: c, peer: buildPeer(t), mapper: cmdbin.Path(t, "gm_mapper"), relays: map[int]*relay.Relay{}, relayed: relayed,
 		senders: map[int]*peerProc{}, receivers: map[int]*peerProc{}, mappers: map[int]*netns.Proc{}, mkilled: map[*netns.Proc]bool{}}
+	n.chk = newChecker(sendPort, nil, map[gm.Status]time.Duration{
+		gm.SendTargetPortClosed:      2*liveness + 5*time.Second,
+		gm.SendTargetNodeUnreachable: 2*liveness + 5*time.Second,
+		gm.SendTimedOut:              progress + liveness + 5*time.Second,
+	})
 	t.Cleanup(n.killAll)
 	for _, h := range relayed {
 		n.relays[h] = insertRelay(t, c, h, 1, seed+int64(h))
@@ -152,11 +158,9 @@ func TestIntegrationNemesis(t *testing.T) {
 		}
 		ids[i] = int(e.ID)
 	}
-	n.chk = newChecker(sendPort, ids, map[gm.Status]time.Duration{
-		gm.SendTargetPortClosed:      2*liveness + 5*time.Second,
-		gm.SendTargetNodeUnreachable: 2*liveness + 5*time.Second,
-		gm.SendTimedOut:              progress + liveness + 5*time.Second,
-	})
+	n.chk.mu.Lock()
+	n.chk.ids = ids
+	n.chk.mu.Unlock()
 	for i := range c.Hosts {
 		n.startReceiver(i)
 	}
@@ -332,19 +336,21 @@ func (n *nemesis) apply(f *fault) func() {
 		return func() { n.startMapper(h) }
 	case cutRail:
 		h := c.Hosts[f.Hosts[0]]
-		n.ip(h, "link", "set", h.Ifaces[f.Rail], "down")
-		return func() { n.ip(h, "link", "set", h.Ifaces[f.Rail], "up") }
+		n.ip(h, "link set "+h.Ifaces[f.Rail]+" down")
+		return func() { n.ip(h, "link set "+h.Ifaces[f.Rail]+" up") }
 	case partition:
 		move := func(to int) {
+			var lines []string
 			for _, i := range f.Hosts {
 				for r := range 2 {
 					port := hostPort(c, i, r)
 					if r == 1 && n.relays[i] != nil {
 						port = relayPeer(c, i, r)
 					}
-					n.ip(c.Switch, "link", "set", port, "master", bridge(c, r+to))
+					lines = append(lines, fmt.Sprintf("link set %s master %s", port, bridge(c, r+to)))
 				}
 			}
+			n.ip(c.Switch, lines...)
 		}
 		move(2)
 		return func() { move(0) }
@@ -364,9 +370,12 @@ func (n *nemesis) apply(f *fault) func() {
 	panic("unknown fault")
 }
 
-func (n *nemesis) ip(h *netns.Host, args ...string) {
-	if _, err := n.c.Switch.Run("ip", append([]string{"-n", h.NS}, args...)...); err != nil {
-		n.t.Error(err)
+// ip runs one ip command per line (a batch, one process) in h's namespace.
+func (n *nemesis) ip(h *netns.Host, lines ...string) {
+	cmd := exec.Command("ip", "-n", h.NS, "-batch", "-")
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		n.t.Errorf("%s: ip %q: %v: %s", h.Name, lines, err, out)
 	}
 }
 
@@ -381,6 +390,15 @@ func (n *nemesis) startMapper(i int) {
 	n.mu.Lock()
 	n.mappers[i] = p
 	n.mu.Unlock()
+	go func() {
+		<-p.Done()
+		n.mu.Lock()
+		killed := n.mkilled[p]
+		n.mu.Unlock()
+		if !killed {
+			n.chk.violate("%v exited on its own: %v\n%s", p, p.Wait(), tail(p.Output(), 30))
+		}
+	}()
 }
 
 func (n *nemesis) peerArgs(h *netns.Host) []string {
@@ -587,17 +605,12 @@ func (n *nemesis) killAll() {
 	for _, p := range all {
 		p.kill()
 	}
+	n.mu.Lock()
 	for _, p := range mappers {
-		select {
-		case <-p.Done():
-			n.mu.Lock()
-			killed := n.mkilled[p]
-			n.mu.Unlock()
-			if !killed && n.chk != nil {
-				n.chk.violate("%v exited on its own: %v\n%s", p, p.Wait(), tail(p.Output(), 30))
-			}
-		default:
-			p.Kill()
-		}
+		n.mkilled[p] = true
+	}
+	n.mu.Unlock()
+	for _, p := range mappers {
+		p.Kill()
 	}
 }
