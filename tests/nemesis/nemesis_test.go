@@ -95,6 +95,36 @@ type nemesis struct {
 	receivers map[int]*peerProc
 	mappers   map[int]*netns.Proc
 	mkilled   map[*netns.Proc]bool
+	all       []*peerProc   // every incarnation started
+	allMapper []*netns.Proc // every gm_mapper started
+	locks     map[string]*sync.Mutex
+}
+
+// lock takes the lock of a resource (a host's receiver, sender or rail,
+// the mappers, the partition, a relay) from a fault's start to its undo:
+// a fault due while the one before on its resource is still being undone
+// (a restart on a loaded machine) waits for it.
+func (n *nemesis) lock(f fault) func() {
+	var key string
+	switch f.Kind {
+	case killMapper, killLeader:
+		key = "mappers"
+	case partition:
+		key = "partition"
+	case cutRail:
+		key = fmt.Sprintf("rail %d %d", f.Hosts[0], f.Rail)
+	default:
+		key = fmt.Sprintf("%v %d", f.Kind, f.Hosts[0])
+	}
+	n.mu.Lock()
+	l := n.locks[key]
+	if l == nil {
+		l = new(sync.Mutex)
+		n.locks[key] = l
+	}
+	n.mu.Unlock()
+	l.Lock()
+	return l.Unlock
 }
 
 // TestIntegrationNemesis: 8 dual-rail hosts (the rail 1 of every third one
@@ -130,7 +160,7 @@ func TestIntegrationNemesis(t *testing.T) {
 	}
 	c := netns.New(t, netns.Options{Hosts: nh, Rails: 4, HostRails: hostRails})
 	n := &nemesis{t: t, c: c, peer: buildPeer(t), mapper: cmdbin.Path(t, "gm_mapper"), relays: map[int]*relay.Relay{}, relayed: relayed,
-		senders: map[int]*peerProc{}, receivers: map[int]*peerProc{}, mappers: map[int]*netns.Proc{}, mkilled: map[*netns.Proc]bool{}}
+		senders: map[int]*peerProc{}, receivers: map[int]*peerProc{}, mappers: map[int]*netns.Proc{}, mkilled: map[*netns.Proc]bool{}, locks: map[string]*sync.Mutex{}}
 	n.chk = newChecker(sendPort, nil, map[gm.Status]time.Duration{
 		gm.SendTargetPortClosed:      2*liveness + 5*time.Second,
 		gm.SendTargetNodeUnreachable: 2*liveness + 5*time.Second,
@@ -267,6 +297,8 @@ func (n *nemesis) delivered() int {
 // run does fault f at its time and undoes it after its duration.
 func (n *nemesis) run(start time.Time, f fault) {
 	time.Sleep(time.Until(start.Add(f.At)))
+	unlock := n.lock(f)
+	defer unlock()
 	span := &faultSpan{f: f, start: time.Now()}
 	undo := n.apply(&span.f)
 	n.t.Logf("%v: %v", time.Since(start).Round(time.Millisecond), span.f)
@@ -389,6 +421,7 @@ func (n *nemesis) startMapper(i int) {
 	}
 	n.mu.Lock()
 	n.mappers[i] = p
+	n.allMapper = append(n.allMapper, p)
 	n.mu.Unlock()
 	go func() {
 		<-p.Done()
@@ -420,6 +453,7 @@ func (n *nemesis) startReceiver(i int) {
 	n.chk.addReceiver(p)
 	n.mu.Lock()
 	n.receivers[i] = p
+	n.all = append(n.all, p)
 	n.mu.Unlock()
 	go n.watchExit(p)
 }
@@ -452,6 +486,7 @@ func (n *nemesis) startSender(i int) {
 	n.chk.addSender(q)
 	n.mu.Lock()
 	n.senders[i] = q
+	n.all = append(n.all, q)
 	n.mu.Unlock()
 	go n.watchExit(q)
 }
@@ -595,12 +630,11 @@ func (n *nemesis) checkMappers() {
 	}
 }
 
-// killAll kills every peer process still running (by pid) and stops the
-// mappers.
+// killAll kills every peer process and gm_mapper still running (by pid).
 func (n *nemesis) killAll() {
 	n.mu.Lock()
-	all := append(slices.Collect(maps.Values(n.receivers)), slices.Collect(maps.Values(n.senders))...)
-	mappers := slices.Collect(maps.Values(n.mappers))
+	all := slices.Clone(n.all)
+	mappers := slices.Clone(n.allMapper)
 	n.mu.Unlock()
 	for _, p := range all {
 		p.kill()
