@@ -140,6 +140,8 @@ func (c *checker) line(p *peerProc, l string) {
 		p.submitted[[2]int{int(num(1)), int(num(2))}] = num(3)
 	case f[0] == "FINISHED":
 		p.finished = true
+	case f[0] == "G":
+		p.debug = append(p.debug, l[2:])
 	case f[0] == "O":
 		c.openRetries = append(c.openRetries, fmt.Sprintf("%v: %s", p, l))
 	case f[0] == "M" && len(f) == 3:

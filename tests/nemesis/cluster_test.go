@@ -145,6 +145,7 @@ type peerProc struct {
 	finished  bool
 	submitted map[[2]int]uint64 // (dst, pri) -> messages submitted
 	mem       [][2]uint64       // (heap in use, goroutines) samples
+	debug     []string          // its state, asked for with "debug"
 	started   time.Time
 	ended     time.Time // when it was killed (zero while it runs)
 }

@@ -575,6 +575,7 @@ func (n *nemesis) waitFlowing(what string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var stuck []string
+		stuckFrom := map[int]bool{}
 		n.chk.mu.Lock()
 		for s := range n.c.Hosts {
 			for d := range n.c.Hosts {
@@ -582,6 +583,7 @@ func (n *nemesis) waitFlowing(what string, timeout time.Duration) error {
 					k := [3]int{s, d, pri}
 					if s != d && n.chk.counts[k]-base[k] < resumeMessages {
 						stuck = append(stuck, fmt.Sprintf("host%d->host%d/%d: %d", s, d, pri, n.chk.counts[k]-base[k]))
+						stuckFrom[s] = true
 					}
 				}
 			}
@@ -591,9 +593,43 @@ func (n *nemesis) waitFlowing(what string, timeout time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
+			n.dumpSenders(stuckFrom)
 			return fmt.Errorf("%s: %d streams delivered fewer than %d messages in %v: %s", what, len(stuck), resumeMessages, timeout, strings.Join(stuck, ", "))
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// dumpSenders logs the stream and port state of the senders of hosts.
+func (n *nemesis) dumpSenders(hosts map[int]bool) {
+	n.mu.Lock()
+	var ps []*peerProc
+	for h := range hosts {
+		if p := n.senders[h]; p != nil {
+			ps = append(ps, p)
+		}
+	}
+	n.mu.Unlock()
+	for _, p := range ps {
+		fmt.Fprintln(p.stdin, "debug")
+	}
+	time.Sleep(2 * time.Second)
+	n.chk.mu.Lock()
+	defer n.chk.mu.Unlock()
+	for _, p := range ps {
+		var st []string
+		for k, m := range n.chk.comps {
+			if k.inc != p.inc {
+				continue
+			}
+			counts := map[gm.Status]int{}
+			for _, c := range m {
+				counts[c.st]++
+			}
+			st = append(st, fmt.Sprintf("host%d/%d %v", k.dst, k.pri, counts))
+		}
+		slices.Sort(st)
+		n.t.Logf("%v: completions %s; state:\n  %s", p, strings.Join(st, "; "), strings.Join(p.debug, "\n  "))
 	}
 }
 

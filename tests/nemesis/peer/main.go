@@ -8,7 +8,8 @@
 //	      message that fails verification.
 //	send: "READY", "C dst pri seq status" per completion, and after "stop"
 //	      (or the end of standard input) "F dst pri submitted" per stream
-//	      and "FINISHED" once every send has completed.
+//	      and "FINISHED" once every send has completed; after "debug",
+//	      "G line" for each line of its streams' and its port's state.
 //	both: "M heap goroutines" every two seconds, "O tries error" when the
 //	      port opened only after tries failed attempts, "X error" for an
 //	      unexpected API error.
@@ -249,12 +250,15 @@ type sendCtx struct {
 }
 
 func send(p *gm.Port, inc uint32, self int, dsts []int, dport int, rate float64, window int, maxSize uint8) {
-	var stop atomic.Bool
+	var stop, debug atomic.Bool
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
 			if sc.Text() == "stop" {
 				break
+			}
+			if sc.Text() == "debug" {
+				debug.Store(true)
 			}
 		}
 		stop.Store(true)
@@ -288,6 +292,14 @@ func send(p *gm.Port, inc uint32, self int, dsts []int, dport int, rate float64,
 		if !ready && p.NodeID() != gm.NoSuchNodeID {
 			ready = true
 			say("READY")
+		}
+		if debug.Swap(false) {
+			for _, s := range streams {
+				say("G stream to %s priority %d: next %d, in flight %d, failures %d, node %d", s.host, s.pri, s.next, s.inflight, s.failures, s.node)
+			}
+			for l := range strings.Lines(p.DebugState()) {
+				say("G %s", strings.TrimRight(l, "\n"))
+			}
 		}
 		now := time.Now()
 		stopping := stop.Load()
