@@ -40,7 +40,7 @@ const (
 	progress = 30 * time.Second
 	// convergeTimeout bounds the wait for one configured map after the
 	// schedule, and resumeTimeout the wait for every stream to flow again.
-	convergeTimeout = 60 * time.Second
+	convergeTimeout = 120 * time.Second
 	resumeTimeout   = 150 * time.Second
 	// resumeMessages is how many messages every stream must deliver after
 	// the heal.
