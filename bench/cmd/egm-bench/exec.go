@@ -19,6 +19,7 @@ const (
 	netDirect  = ""        // direct veth pair, MTU 1500
 	netMTU9000 = "mtu9000" // direct veth pair, MTU 9000
 	netRelay   = "relay"   // through the in-process impairment relay, MTU 1500
+	netIncast  = "incast"  // incastHosts hosts on a bridge, MTU 1500 (incast.go)
 )
 
 // netOptions returns the cluster options of a network.
@@ -26,6 +27,8 @@ func netOptions(name string) netns.Options {
 	switch name {
 	case netMTU9000:
 		return netns.Options{Hosts: 2, Direct: true, MTU: 9000}
+	case netIncast:
+		return netns.Options{Hosts: incastHosts, MTU: 1500}
 	case netRelay:
 		// Only EtherGM frames are impaired; the impairment is set by each
 		// measurement (relayStream).

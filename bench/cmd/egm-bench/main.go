@@ -112,7 +112,7 @@ func run(c *config) error {
 	}()
 	var ids []string
 	var tmp string
-	for _, name := range []string{netDirect, netMTU9000, netRelay} {
+	for _, name := range []string{netDirect, netMTU9000, netRelay, netIncast} {
 		if p := nets[name]; p != nil {
 			ids = append(ids, p.cl.ID+netLabel(name))
 			if tmp == "" {

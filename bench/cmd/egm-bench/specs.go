@@ -90,6 +90,8 @@ func netLabel(name string) string {
 		return " (direct, MTU 9000)"
 	case netRelay:
 		return " (relay, MTU 1500)"
+	case netIncast:
+		return " (incast: 10 hosts on a bridge, MTU 1500)"
 	}
 	return " (direct, MTU 1500)"
 }
@@ -251,6 +253,15 @@ var specs = []*spec{
 			return b.relayStream("gm_loss5", 0.05)
 		},
 	},
+	// Incast (issue 25, incast.go): n senders, each its own process, into
+	// one port through a 1 Gbit/s bottleneck, with congestion control and
+	// without; and a TCP flow beside a 4-sender incast.
+	incastSpec("gm-incast4", "gm_incast4", "gm incast 4 -> 1", 4, true, false),
+	incastSpec("gm-incast4-nocc", "gm_incast4_nocc", "gm incast 4 -> 1 without congestion control", 4, false, false),
+	incastSpec("gm-incast8", "gm_incast8", "gm incast 8 -> 1", 8, true, false),
+	incastSpec("gm-incast8-nocc", "gm_incast8_nocc", "gm incast 8 -> 1 without congestion control", 8, false, false),
+	incastSpec("gm-incast4-tcp", "gm_incast4_tcp", "gm incast 4 -> 1 beside a TCP flow", 4, true, true),
+	incastSpec("gm-incast4-tcp-nocc", "gm_incast4_tcp_nocc", "gm incast 4 -> 1 beside a TCP flow, without congestion control", 4, false, true),
 }
 
 // gmRun returns the run of f (gmPingPong or gmStream) for the metrics of

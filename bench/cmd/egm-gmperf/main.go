@@ -32,15 +32,23 @@ type options struct {
 	pri     gm.Priority
 	buffers int
 	window  int
-	profile string // CPU profile file (-cpuprofile)
-	v2      bool   // TPACKET_V2 receive ring (-v2)
+	profile string        // CPU profile file (-cpuprofile)
+	depth   int           // incast: messages in flight per sender (-depth)
+	senders int           // incast sink: senders expected (-senders)
+	warm    time.Duration // incast and TCP sinks: time before the measured interval (-warm)
+	tcp     string        // TCP sink: listen address (-tcp)
+	v2      bool          // TPACKET_V2 receive ring (-v2)
 }
 
 func main() {
 	var o options
 	flag.StringVar(&o.unit, "i", "", "GM unit: an interface name or list (default: $ETHERGM_UNIT, else the only interface that is up)")
 	flag.IntVar(&o.port, "port", 2, "GM port id, the same on both sides (SendToPeerWithCallback)")
-	flag.StringVar(&o.mode, "mode", "pingpong", "pingpong or stream")
+	flag.StringVar(&o.mode, "mode", "pingpong", "pingpong, stream, incast (many senders, one sink) or tcp (a TCP flow beside an incast)")
+	flag.IntVar(&o.depth, "depth", 4, "incast sender: messages in flight")
+	flag.IntVar(&o.senders, "senders", 0, "incast sink: senders expected (those never seen count with no goodput)")
+	flag.DurationVar(&o.warm, "warm", time.Second, "incast and TCP sinks: time from the first message before the measured interval of -d")
+	flag.StringVar(&o.tcp, "tcp", ":5201", "TCP sink: listen address")
 	flag.StringVar(&o.peer, "peer", "", "the server's host name in the node map, or its node id (client)")
 	flag.IntVar(&o.size, "size", 0, "message length in bytes (default 8 for pingpong, 1 MiB for stream)")
 	flag.StringVar(&o.prio, "prio", "", "GM priority, high or low (default high for pingpong, low for stream)")
@@ -86,6 +94,22 @@ func main() {
 			err = streamRecv(&o)
 		} else if err == nil {
 			err = streamSend(&o)
+		}
+	case "incast":
+		err = setDefaults(&o, 1<<20, gm.LowPriority)
+		if err == nil && o.depth < 1 {
+			err = fmt.Errorf("-depth %d: want at least 1", o.depth)
+		}
+		if err == nil && o.Server {
+			err = incastSink(&o)
+		} else if err == nil {
+			err = incastSend(&o)
+		}
+	case "tcp":
+		if o.Server {
+			err = tcpSink(&o)
+		} else {
+			err = tcpSend(&o)
 		}
 	default:
 		err = fmt.Errorf("unknown -mode %q", o.mode)
