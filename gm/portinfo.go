@@ -120,6 +120,7 @@ type ProtocolCounters struct {
 	RetransmitsGoBack  uint64 `json:"resends_go_back"`  // frames the receiver asked for again
 	WindowCutsLoss     uint64 `json:"window_cuts_loss"` // congestion windows halved on a loss
 	WindowCutsDelay    uint64 `json:"window_cuts_delay"`
+	LossesRandom       uint64 `json:"losses_random"` // frames lost that did not shrink the window (isolated: random loss)
 	// Datagrams (DatagramSend): sent, delivered, dropped for want of a
 	// buffer, dropped as replays (a counter already seen from the source).
 	DatagramsSent     uint64 `json:"datagrams_sent"`
@@ -169,7 +170,7 @@ func protocolCounters(s Stats) ProtocolCounters {
 		NacksReceivedPortClosed: s.NacksReceivedPortClosed, NacksReceivedStaleSession: s.NacksReceivedStaleSession,
 		Misaddressed: s.Misaddressed, Ignored: s.Ignored, PeerResets: s.PeerResets,
 		RetransmitsLoss: s.RetransmitsLoss, RetransmitsTimeout: s.RetransmitsTimeout, RetransmitsGoBack: s.RetransmitsGoBack,
-		WindowCutsLoss: s.WindowCutsLoss, WindowCutsDelay: s.WindowCutsDelay,
+		WindowCutsLoss: s.WindowCutsLoss, WindowCutsDelay: s.WindowCutsDelay, LossesRandom: s.LossesRandom,
 		DatagramsSent: s.DatagramsSent, DatagramsReceived: s.DatagramsReceived,
 		DatagramsNoBuffer: s.DatagramsNoBuffer, DatagramsReplayed: s.DatagramsReplayed,
 	}
@@ -211,6 +212,7 @@ func (c *ProtocolCounters) Add(o ProtocolCounters) {
 	c.RetransmitsGoBack += o.RetransmitsGoBack
 	c.WindowCutsLoss += o.WindowCutsLoss
 	c.WindowCutsDelay += o.WindowCutsDelay
+	c.LossesRandom += o.LossesRandom
 	c.DatagramsSent += o.DatagramsSent
 	c.DatagramsReceived += o.DatagramsReceived
 	c.DatagramsNoBuffer += o.DatagramsNoBuffer

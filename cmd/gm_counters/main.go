@@ -201,6 +201,7 @@ func portCounters(p gm.PortInfo) map[string]uint64 {
 		"resends_go_back":              s.RetransmitsGoBack,
 		"window_cuts_loss":             s.WindowCutsLoss,
 		"window_cuts_delay":            s.WindowCutsDelay,
+		"losses_random":                s.LossesRandom,
 	}
 }
 

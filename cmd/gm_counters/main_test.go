@@ -22,7 +22,7 @@ func TestPrintCongestion(t *testing.T) {
 	out := b.String()
 	for _, re := range []string{
 		`(?m)^resends\s+7\s*$`, `(?m)^resends_loss\s+5\s*$`, `(?m)^resends_timeout\s+2\s*$`, `(?m)^resends_go_back\s+0\s*$`,
-		`(?m)^window_cuts_loss\s+0\s*$`, `(?m)^window_cuts_delay\s+0\s*$`,
+		`(?m)^window_cuts_loss\s+0\s*$`, `(?m)^window_cuts_delay\s+0\s*$`, `(?m)^losses_random\s+0\s*$`,
 		`(?m)^Congestion windows`, `(?m)^port\s+pid\s+to node\s+window\s+ssthresh\s+in flight\s+srtt\s+min rtt\s*$`,
 		`(?m)^2\s+42\s+3\s+24\s+16\s+20\s+812\s+41\s*$`,
 	} {

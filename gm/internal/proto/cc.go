@@ -52,6 +52,19 @@ type congestion struct {
 	epochAt     Time
 	epochMin    time.Duration
 	competitive bool
+
+	// The shape of the losses (ccLoss): the stream and sequence number of
+	// the last frame resent as lost and the run of consecutive lost frames
+	// it ends; the frames lost since flightAt, the start of the current
+	// round trip.
+	runS       *txStream
+	runSeq     uint32
+	run        int32
+	flightAt   Time
+	flightLost int32
+	// lossyAt is when a loss last counted as congestion: lossyHold
+	// later without another, the path is no longer lossy (ccRTT).
+	lossyAt Time
 }
 
 // Parameters of the congestion control.
@@ -94,6 +107,23 @@ const (
 	// delayBeta scales the decrease on delay (Swift's beta): the window is
 	// multiplied by 1 - delayBeta * excess / sample, at least by 1/2.
 	delayBeta = 0.8
+	// lossRun and lossShare tell a full queue's losses from a link's
+	// random loss (ccLoss): a queue that overflows drops every frame that
+	// arrives while it is full, a run of consecutive frames of a burst,
+	// or, gently overflowed, a share of the window each round trip; random
+	// loss at rate p drops isolated frames (a run of lossRun has
+	// probability p^(lossRun-1) per loss: 6e-7 at 5 %) and a share p of
+	// each round trip's frames, well below 1/lossShare.
+	lossRun   = 6
+	lossShare = 8
+	// lossyHold is how long a path stays lossy (delay counts) after its
+	// last congestion loss. Then the window, whatever the delay cut it
+	// to, grows again in slow start towards the stream's window: a delay
+	// that no loss confirms for so long is not a queue that overflows
+	// (a relay's or a receiver's scheduling holds frames without dropping
+	// them), and if it is, the next overflow makes the path lossy again,
+	// at the cost of one burst of losses per lossyHold.
+	lossyHold = 500 * time.Millisecond
 )
 
 // ccInit sets a new peer's congestion state.
@@ -145,6 +175,11 @@ func (s *txStream) sampled(now Time, sample time.Duration) {
 func (e *Engine) ccRTT(now Time, s *txStream, sample time.Duration) {
 	c := &s.peer.cc
 	s.sampled(now, sample)
+	if now-c.lossyAt > lossyHold {
+		c.lossy, c.over, c.competitive = false, false, false
+		c.ssthresh, c.acc = int32(e.cfg.Window), 0
+		return
+	}
 	target := s.minRTT + congestionDelay
 	if sample > target || c.epochMin > target {
 		target += fairness(c.cwnd) // the square roots only when they matter
@@ -169,12 +204,44 @@ func (e *Engine) ccRTT(now Time, s *txStream, sample time.Duration) {
 	}
 }
 
-// ccLoss shrinks s's host's window for a frame resent because it was lost:
-// by half, but not below randomLossFloor unless the path shows a queue.
-func (e *Engine) ccLoss(now Time, s *txStream) {
+// ccLoss takes frame seq of s, resent because it was lost, and shrinks the
+// window of s's host if the loss is the congestion of a queue: by half,
+// but not below randomLossFloor unless the path shows a queue.
+//
+// A loss is congestion if it ends a run of lossRun consecutive frames
+// lost, or if the frames lost in one round trip exceed 1/lossShare of the
+// window: the shapes of a queue's tail drop. Once a loss was (the path is
+// lossy), an isolated loss is congestion too when the last round trip
+// shows a queue, or in competitive mode (a queue shared with a flow that
+// fills it drops isolated frames as well). Other losses, the isolated
+// drops of a lossy link (or of a relay that drops at random), leave the
+// window alone: halving it would not make them rarer, and it would hand
+// the path's delay, which such a path (a relay's scheduling) may show
+// without any switch queue, to the delay's cuts.
+func (e *Engine) ccLoss(now Time, s *txStream, seq uint32) {
 	c := &s.peer.cc
+	if e.cfg.NoCongestionControl {
+		return
+	}
+	if s == c.runS && seq == c.runSeq+1 {
+		c.run++
+	} else {
+		c.runS, c.run = s, 1
+	}
+	c.runSeq = seq
+	if now-c.flightAt >= max(s.srtt, s.minRTT, 100*time.Microsecond) {
+		c.flightAt, c.flightLost = now, 0
+	}
+	c.flightLost++
+	queue := s.lastRTT > s.minRTT+congestionDelay/2
+	flight := max(min(c.cwnd, s.window), diff(s.nxt, s.una))
+	if c.run < lossRun && c.flightLost*lossShare <= flight && !(c.lossy && (queue || c.competitive)) {
+		e.stats.LossesRandom++
+		return
+	}
+	c.lossyAt = now
 	floor := int32(minCwnd)
-	if s.lastRTT <= s.minRTT+congestionDelay/2 {
+	if !queue {
 		floor = randomLossFloor // the last sample showed no queue
 	}
 	if e.ccCut(now, s, 0.5, floor) {
@@ -261,7 +328,7 @@ const (
 // process causes most timeouts on a loaded host, and the window must not
 // pay for them. If the probe's answer shows frames lost, they are resent
 // as losses (causeLoss), and the window shrinks then.
-func (e *Engine) resent(now Time, s *txStream) {
+func (e *Engine) resent(now Time, s *txStream, seq uint32) {
 	switch s.rtxCause {
 	case causeTimeout:
 		e.stats.RetransmitsTimeout++
@@ -271,7 +338,7 @@ func (e *Engine) resent(now Time, s *txStream) {
 	default:
 		e.stats.RetransmitsLoss++
 	}
-	e.ccLoss(now, s)
+	e.ccLoss(now, s, seq)
 }
 
 // fairness returns the part of the delay target that depends on the window

@@ -220,8 +220,9 @@ type Stats struct {
 	// With the frames resent because a batch was only partly sent, they
 	// add up to DataRetransmitted.
 	RetransmitsLoss, RetransmitsTimeout, RetransmitsGoBack uint64
-	// Congestion windows shrunk on loss and on delay (cc.go).
-	WindowCutsLoss, WindowCutsDelay uint64
+	// Congestion windows shrunk on loss and on delay (cc.go), and frames
+	// lost that did not shrink the window (isolated, random losses).
+	WindowCutsLoss, WindowCutsDelay, LossesRandom uint64
 
 	// Datagrams (datagram.go): sent, delivered (also counted in
 	// Delivered), dropped for want of a buffer of their size and

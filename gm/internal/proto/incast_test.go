@@ -3,6 +3,7 @@ package proto
 import (
 	"container/heap"
 	"fmt"
+	"math/rand"
 	"testing"
 	"time"
 
@@ -30,6 +31,13 @@ type incastNet struct {
 	drops   int
 	through int // frames the bottleneck sent
 	maxQ    int
+	// Impairments of a lossy path (incastOpts): random loss of every
+	// frame, both ways, and a random delay of the reverse path that keeps
+	// its order (a relay that is descheduled holds everything).
+	loss    float64
+	jitter  time.Duration
+	rng     *rand.Rand
+	revLast Time
 }
 
 type incastEvent struct {
@@ -71,12 +79,17 @@ func (o *incastOut) Send(f []byte) error {
 	n := o.n
 	f = append([]byte(nil), f...)
 	dst := n.byMAC([6]byte(f[0:6]))
-	if dst == nil {
+	if dst == nil || (n.loss > 0 && n.rng.Float64() < n.loss) {
 		return nil
 	}
 	if dst != n.recv {
 		// The reverse path: no queue.
-		n.push(incastEvent{at: n.now + 2*n.prop, frame: f, to: dst})
+		at := n.now + 2*n.prop
+		if n.jitter > 0 {
+			at = max(at+Time(n.rng.Int63n(int64(n.jitter))), n.revLast)
+			n.revLast = at
+		}
+		n.push(incastEvent{at: at, frame: f, to: dst})
 		return nil
 	}
 	// Toward the receiver: through the bottleneck queue after one hop.
@@ -125,6 +138,7 @@ type incastResult struct {
 	sent, resent       uint64    // data frames, all senders
 	drops, through     int
 	cutsLoss, cutsDely uint64
+	random             uint64 // losses taken as random
 	windows            []int
 	maxQ               int
 	allSent, allResent uint64 // the whole run, warm-up included
@@ -156,8 +170,8 @@ func jain(xs []float64) float64 {
 }
 
 func (r incastResult) String() string {
-	return fmt.Sprintf("goodput %.3f Gbit/s, resent %d of %d new frames (%.2f %%), bottleneck dropped %d, sent %d, max queue %d KiB, Jain %.3f, window cuts %d on loss %d on delay, windows %v; whole run with the warm-up: resent %d of %d, dropped %d",
-		r.total()*8/1e9, r.resent, r.sent, 100*r.resendRatio(), r.drops, r.through, r.maxQ>>10, jain(r.goodput), r.cutsLoss, r.cutsDely, r.windows, r.allResent, r.allSent, r.allDrops)
+	return fmt.Sprintf("goodput %.3f Gbit/s, resent %d of %d new frames (%.2f %%), bottleneck dropped %d, sent %d, max queue %d KiB, Jain %.3f, window cuts %d on loss %d on delay, %d losses random, windows %v; whole run with the warm-up: resent %d of %d, dropped %d",
+		r.total()*8/1e9, r.resent, r.sent, 100*r.resendRatio(), r.drops, r.through, r.maxQ>>10, jain(r.goodput), r.cutsLoss, r.cutsDely, r.random, r.windows, r.allResent, r.allSent, r.allDrops)
 }
 
 // runIncast runs senders hosts, each streaming messages of msgLen bytes
@@ -165,12 +179,31 @@ func (r incastResult) String() string {
 // bottleneck of rate bits per second and a queue of limit bytes, for d of
 // virtual time after a warm-up of warm.
 func runIncast(t testing.TB, senders int, rate float64, limit int, warm, d time.Duration, noCC bool) incastResult {
+	return runIncastOpts(t, incastOpts{senders: senders, rate: rate, limit: limit, warm: warm, d: d, noCC: noCC})
+}
+
+// incastOpts describes a run of runIncastOpts: runIncast's arguments and
+// the impairments of a lossy path (incastNet).
+type incastOpts struct {
+	senders  int
+	rate     float64
+	limit    int
+	warm, d  time.Duration
+	noCC     bool
+	loss     float64
+	jitter   time.Duration
+	lossSeed int64
+}
+
+func runIncastOpts(t testing.TB, o incastOpts) incastResult {
 	const (
 		msgLen   = 64 << 10
 		inflight = 8
 		port     = 2
 	)
-	n := &incastNet{t: t, now: time.Second, rate: rate / 8, limit: limit, prop: 5 * time.Microsecond}
+	senders, warm, d, noCC := o.senders, o.warm, o.d, o.noCC
+	n := &incastNet{t: t, now: time.Second, rate: o.rate / 8, limit: o.limit, prop: 5 * time.Microsecond,
+		loss: o.loss, jitter: o.jitter, rng: rand.New(rand.NewSource(o.lossSeed))}
 	cfg := func(node uint32) Config {
 		return Config{
 			NodeID: node, Port: port, MAC: mac(int(node)), SegLen: DefaultSegLen,
@@ -281,6 +314,7 @@ func runIncast(t testing.TB, senders int, rate float64, limit int, warm, d time.
 		r.allResent += st.DataRetransmitted
 		r.cutsLoss += st.WindowCutsLoss
 		r.cutsDely += st.WindowCutsDelay
+		r.random += st.LossesRandom
 		r.goodput = append(r.goodput, float64((done[i]-baseDone[i])*msgLen)/d.Seconds())
 		for _, c := range e.Congestion() {
 			r.windows = append(r.windows, c.Window)
@@ -337,5 +371,63 @@ func TestWindowClearFlow(t *testing.T) {
 		if on.resent != 0 {
 			t.Errorf("%.0f Gbit/s: %d frames resent", rate/1e9, on.resent)
 		}
+	}
+}
+
+// TestRandomLossWindow: a flow through a path that drops frames at random
+// (5 %, both ways: data and acks) and delays its acks by up to 2 ms (a
+// relay that is descheduled), with a queue it never fills, keeps its window
+// whole: random losses are isolated and do not shrink it, and the delay
+// (which counts only on a path that lost frames to a queue) does not
+// either. Its goodput is that of the flow without congestion control.
+func TestRandomLossWindow(t *testing.T) {
+	for _, seed := range []int64{1, 2} {
+		o := incastOpts{senders: 1, rate: 1e9, limit: 4 << 20, warm: 20 * time.Millisecond, d: 200 * time.Millisecond,
+			loss: 0.05, jitter: 2 * time.Millisecond, lossSeed: seed}
+		o.noCC = true
+		off := runIncastOpts(t, o)
+		o.noCC = false
+		on := runIncastOpts(t, o)
+		t.Logf("seed %d without congestion control: %v", seed, off)
+		t.Logf("seed %d with congestion control:    %v", seed, on)
+		if on.cutsLoss != 0 || on.cutsDely != 0 {
+			t.Errorf("seed %d: the window was cut %d times on loss and %d on delay, want never", seed, on.cutsLoss, on.cutsDely)
+		}
+		if on.random == 0 {
+			t.Errorf("seed %d: no loss taken as random", seed)
+		}
+		if on.total() < 0.9*off.total() {
+			t.Errorf("seed %d: goodput %.3f Gbit/s, without congestion control %.3f", seed, on.total()*8/1e9, off.total()*8/1e9)
+		}
+	}
+}
+
+// TestIncastRandomLoss: the incast of TestIncastWindow on a path that also
+// drops 1 % of the frames at random: the queue's losses are still told
+// from the random ones and cut the windows, so that the frames resent stay
+// near the random loss's share.
+func TestIncastRandomLoss(t *testing.T) {
+	const (
+		rate  = 1e9
+		limit = 1e9/8*0.002 + 64<<10
+	)
+	for _, senders := range []int{4, 8} {
+		t.Run(fmt.Sprint(senders), func(t *testing.T) {
+			o := incastOpts{senders: senders, rate: rate, limit: limit, warm: 50 * time.Millisecond, d: 200 * time.Millisecond, loss: 0.01, lossSeed: 1}
+			on := runIncastOpts(t, o)
+			t.Logf("with congestion control: %v", on)
+			if on.cutsLoss == 0 {
+				t.Errorf("no window cut on loss")
+			}
+			if on.drops > on.through/100 {
+				t.Errorf("the bottleneck dropped %d of %d frames, want at most 1 %%", on.drops, on.through)
+			}
+			if g := on.total() * 8 / rate; g < 0.9 {
+				t.Errorf("aggregate goodput %.2f of the bottleneck, want at least 0.9", g)
+			}
+			if j := jain(on.goodput); j < 0.95 {
+				t.Errorf("Jain's fairness %.3f, want at least 0.95 (goodputs %v)", j, on.goodput)
+			}
+		})
 	}
 }

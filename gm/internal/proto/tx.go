@@ -367,7 +367,7 @@ func (e *Engine) pump(now Time, s *txStream) {
 			return
 		}
 		if ok {
-			e.resent(now, s)
+			e.resent(now, s, seq)
 		}
 		if e.batchFull() && !e.flush(s) {
 			return
