@@ -50,6 +50,22 @@
 // MTU-44 bytes of message (1080300 bytes per 1 MiB message at MTU 1500).
 // Acknowledgements (the other way) and retransmissions are not counted.
 //
+// # Incast (-mode incast) and a TCP flow beside it (-mode tcp)
+//
+// Each sender (-client) keeps -depth (4) messages of 1 MiB in flight to
+// -peer and sleeps in Port.BlockingReceiveNoSpin between events (many
+// senders share a few cores), until SIGINT/SIGTERM (or -d), then waits for
+// every completion and prints a result.IncastSend record: first
+// transmissions, resends by cause, window cuts by signal, and its
+// congestion window and round trips toward the sink. The sink (-server)
+// takes messages from any sender, provides each buffer again at once, and
+// prints a result.IncastSink record: each sender's messages and goodput
+// over -d, after -warm counted from when all -senders sent, and Jain's
+// fairness of them. -mode tcp is a Go TCP flow: the client writes to -peer
+// (host:port), the server listens on -tcp and prints a result.TCPSink
+// record over the same kind of interval. egm-bench's gm-incast*
+// measurements run them (bench/README.md).
+//
 // Servers and receivers print "ready" on stderr once their port is open
 // and their buffers provided.
 //

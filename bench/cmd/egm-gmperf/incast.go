@@ -95,8 +95,8 @@ func incastSend(o *options) error {
 // incastSink keeps o.buffers receive buffers provided, takes o.size-byte
 // messages from any sender with BlockingReceive, and prints a
 // result.IncastSink record for the interval of o.Duration that starts
-// o.warm after the first message: the messages each sender delivered in
-// it (o.senders at least, those never seen with none). Then it goes on
+// o.warm after the first message of the last of o.senders senders to
+// start: the messages each sender delivered in it. Then it goes on
 // receiving (so that the senders finish) until SIGINT/SIGTERM.
 func incastSink(o *options) error {
 	p, err := open(o)
@@ -134,8 +134,8 @@ func incastSink(o *options) error {
 			}
 			counts[e.SenderNode]++
 			lastSeen = now
-			if first.IsZero() {
-				first = now
+			if first.IsZero() && len(counts) >= o.senders {
+				first = now // every sender sends: the warm-up starts
 			}
 			if err := p.ProvideReceiveBuffer(e.Buffer, e.Size, e.Priority, e.Tag); err != nil {
 				return fmt.Errorf("provide: %w", err)

@@ -46,7 +46,7 @@ func main() {
 	flag.IntVar(&o.port, "port", 2, "GM port id, the same on both sides (SendToPeerWithCallback)")
 	flag.StringVar(&o.mode, "mode", "pingpong", "pingpong, stream, incast (many senders, one sink) or tcp (a TCP flow beside an incast)")
 	flag.IntVar(&o.depth, "depth", 4, "incast sender: messages in flight")
-	flag.IntVar(&o.senders, "senders", 0, "incast sink: senders expected (those never seen count with no goodput)")
+	flag.IntVar(&o.senders, "senders", 0, "incast sink: senders expected; the warm-up starts once each sent a message")
 	flag.DurationVar(&o.warm, "warm", time.Second, "incast and TCP sinks: time from the first message before the measured interval of -d")
 	flag.StringVar(&o.tcp, "tcp", ":5201", "TCP sink: listen address")
 	flag.StringVar(&o.peer, "peer", "", "the server's host name in the node map, or its node id (client)")
