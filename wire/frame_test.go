@@ -555,7 +555,10 @@ func TestFlagsString(t *testing.T) {
 		{FlagRetransmit, "RETRANSMIT"},
 		{FlagHigh | FlagRetransmit, "HIGH|RETRANSMIT"},
 		{FlagHigh | FlagAckRequest | FlagAckValid | FlagRetransmit, "HIGH|ACKREQ|ACKVALID|RETRANSMIT"},
-		{0x10, "0x10"},
+		{FlagReply, "REPLY"},
+		{FlagSepReply, "SEPREPLY"},
+		{FlagReply | FlagAckValid, "ACKVALID|REPLY"},
+		{0x40, "0x40"},
 		{FlagAckValid | 0xf000, "ACKVALID|0xf000"},
 	}
 	for _, tt := range tests {

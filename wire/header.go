@@ -250,16 +250,18 @@ func (h Header) Stream() Stream {
 	return Stream{
 		SourceNode: h.SourceNode(), Session: h.Session(),
 		SourcePort: h.SourcePort(), TargetPort: h.TargetPort(), Priority: h.Priority(),
+		Reply: h.Flags()&FlagReply != 0,
 	}
 }
 
 // Stream identifies a reliable stream as its receiver sees it: the
 // sender's node and session, the sending and target ports and the
-// priority. Frames of one stream have equal Streams and are ordered by
+// priority, or Reply for a reply stream (FlagReply). Frames of one stream have equal Streams and are ordered by
 // their sequence numbers (SeqBefore).
 type Stream struct {
 	SourceNode, Session              uint32
 	SourcePort, TargetPort, Priority uint8
+	Reply                            bool
 }
 
 // SeqBefore reports whether sequence number a comes before b in serial

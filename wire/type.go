@@ -142,6 +142,18 @@ const (
 	FlagAckValid Flags = 1 << 2
 	// FlagRetransmit marks a frame sent again after a timeout or NACK.
 	FlagRetransmit Flags = 1 << 3
+	// FlagReply marks a frame of a reply stream: the stream from a port
+	// that serves gets to the requester's port, which carries only GOT
+	// transfers (and the OPEN, OPEN_ACK, ACK and NACK frames about it),
+	// with a session and sequence space of its own, apart from both
+	// priorities' streams. Part of the stream identity, like FlagHigh
+	// (which a reply-stream frame never has). docs/PROTOCOL.md section 7.6.
+	FlagReply Flags = 1 << 4
+	// FlagSepReply, on a GET only, asks the target to send the reply on
+	// its reply stream to the requester (FlagReply); a target that does
+	// not know the flag ignores it and replies in its ordinary stream, as
+	// before the flag.
+	FlagSepReply Flags = 1 << 5
 	// FlagAuth says the frame carries the cluster-key trailer (partition,
 	// key id and MAC) right after its payload: docs/PROTOCOL.md section 19,
 	// package wire/auth. Links without a cluster key never set it.
@@ -156,6 +168,8 @@ var flagNames = [...]struct {
 	{FlagAckRequest, "ACKREQ"},
 	{FlagAckValid, "ACKVALID"},
 	{FlagRetransmit, "RETRANSMIT"},
+	{FlagReply, "REPLY"},
+	{FlagSepReply, "SEPREPLY"},
 	{FlagAuth, "AUTH"},
 }
 

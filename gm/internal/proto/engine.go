@@ -430,8 +430,8 @@ type peer struct {
 	nsrc  int
 	cc    congestion // the host's congestion window (cc.go)
 	src   [MaxSources][6]byte
-	tx    [wire.NumPorts][token.NumPriorities]*txStream
-	rx    [wire.NumPorts][token.NumPriorities]*rxStream
+	tx    [wire.NumPorts][numStreams]*txStream // [port][pri], and [port][replyPri] (reply.go)
+	rx    [wire.NumPorts][numStreams]*rxStream
 }
 
 // Engine is one port's protocol state. It is not safe for concurrent use.

@@ -97,8 +97,10 @@ type getOp struct {
 	done  bool   // the whole GOT transfer arrived
 	dead  bool   // completed or failed: later GOT data is discarded
 	since Time   // acked: when the last sign of progress came
-	rcv   uint32 // the reply stream's rcvNxt and session at since
+	rcv   uint32 // the GET's reverse stream's rcvNxt and session at since
 	sess  uint32
+	rrcv  uint32 // the reply stream's rcvNxt and session at since
+	rsess uint32
 	laddr [wire.RemoteAddrLen]byte
 }
 
@@ -111,6 +113,7 @@ type rdmaRx struct {
 	mem   bool    // PUT: into the engine's Memory (each frame looks its bytes up)
 	op    *getOp  // GOT: the get it answers
 	got   int32   // GET: its reply record
+	rpri  uint8   // GET: the stream its reply goes on (replyPri: the reply stream)
 	next  int32   // free list
 }
 
@@ -484,16 +487,23 @@ func (e *Engine) rdmaTick(now Time) {
 
 // getProgress notes the state of the stream that carries op's reply and
 // reports whether it moved since the last note (then op.since = now).
+//
+// The reply comes on the target's reply stream (reply.go), or, from a
+// target before reply streams, on its stream of the GET's priority: both
+// are watched.
 func (e *Engine) getProgress(op *getOp, now Time) bool {
-	var rcv, sess uint32
+	var rcv, sess, rrcv, rsess uint32
 	if p := e.peers[op.node]; p != nil {
 		if rs := p.rx[op.port][op.pri]; rs != nil && rs.valid {
 			rcv, sess = rs.rcvNxt, rs.session
 		}
+		if rs := p.rx[op.port][replyPri]; rs != nil && rs.valid {
+			rrcv, rsess = rs.rcvNxt, rs.session
+		}
 	}
-	moved := op.since == 0 || rcv != op.rcv || sess != op.sess
+	moved := op.since == 0 || rcv != op.rcv || sess != op.sess || rrcv != op.rrcv || rsess != op.rsess
 	if moved {
-		op.rcv, op.sess, op.since = rcv, sess, now
+		op.rcv, op.sess, op.rrcv, op.rsess, op.since = rcv, sess, rrcv, rsess, now
 	}
 	return moved
 }
@@ -693,11 +703,17 @@ func (e *Engine) rdmaNewMsg(rs *rxStream, frame []byte, h wire.Header, startSeq 
 			e.sendNackSeq(frame, h, wire.NackRejected, e.cfg.Port, rs, startSeq)
 			return nil
 		}
-		ts := e.tx(rs.peer, rs.port, rs.pri)
+		x.rpri = rs.pri
+		if h.Flags()&wire.FlagSepReply != 0 {
+			x.rpri = replyPri // reply.go
+		}
+		ts := e.tx(rs.peer, rs.port, x.rpri)
 		if rd.gotFree < 0 || ts.disabled || ts.qLen >= qCap-1 || !e.resolve(rs.peer) {
 			// No reply record (or the reply stream is held, or the
 			// requester's MAC is unknown for now): it backs off and asks
-			// again.
+			// again. The reply stream is held only for the moment
+			// between a failed reply and the next Tick (rdmaTick);
+			// the application's sends never hold it.
 			e.sendNackSeq(frame, h, wire.NackNoBuffer, e.cfg.Port, rs, startSeq)
 			return nil
 		}
@@ -711,7 +727,7 @@ func (e *Engine) rdmaNewMsg(rs *rxStream, frame []byte, h wire.Header, startSeq 
 		// Never refused: the target's stream must not stall on a get this
 		// port no longer waits for. Unknown or stale: the data is dropped.
 		op := rd.gets[uint32(raddr>>RegionShift)]
-		if op != nil && op.node == rs.peer.node && op.port == rs.port && op.pri == rs.pri &&
+		if op != nil && op.node == rs.peer.node && op.port == rs.port && (op.pri == rs.pri || rs.pri == replyPri) &&
 			raddr&offMask == 0 && msgLen == uint32(len(op.buf)) && !op.done {
 			x.op, x.dst = op, op.buf
 		}
@@ -732,7 +748,7 @@ func (e *Engine) rdmaDeliver(rs *rxStream, m *rxMsg) {
 	x := &rd.rx[m.slot]
 	switch m.kind {
 	case wire.TypeGet:
-		s := e.tx(rs.peer, rs.port, rs.pri)
+		s := e.tx(rs.peer, rs.port, x.rpri)
 		if s.qLen >= qCap {
 			e.freeGot(x.got) // cannot happen (checked on arrival)
 			break

@@ -496,7 +496,7 @@ func TestGetDataStops(t *testing.T) {
 	}
 	// b's reply stream fails (nothing answers) and is re-enabled.
 	n.run(5*time.Second, func() bool {
-		s := b.peers[1].tx[2][0]
+		s := b.peers[1].tx[2][replyPri]
 		return s.qLen == 0 && !s.disabled
 	})
 	n.cut = false

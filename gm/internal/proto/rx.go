@@ -63,9 +63,10 @@ func (e *Engine) input(now Time, frame []byte) {
 		e.stats.Misaddressed++
 		return
 	}
-	pri := uint8(0)
-	if h.Flags()&wire.FlagHigh != 0 {
-		pri = 1
+	pri := framePri(h.Flags())
+	if pri == replyPri && !replyType(typ) { // reply.go
+		e.stats.Malformed++
+		return
 	}
 	switch typ {
 	case wire.TypeAck:
@@ -208,7 +209,7 @@ func (e *Engine) onOpen(p *peer, sp, pri uint8, h wire.Header) {
 			rs.pendSess, rs.pendSeq = sess, e.random32()
 		}
 	}
-	fl := h.Flags() & wire.FlagHigh
+	fl := h.Flags() & streamFlags
 	ack := uint32(0)
 	if prev != 0 {
 		if rs.valid && prev == rs.session {
@@ -690,10 +691,7 @@ func (e *Engine) sendAck(rs *rxStream) {
 	if !rs.valid || !e.resolve(p) {
 		return
 	}
-	var fl wire.Flags
-	if rs.pri != 0 {
-		fl |= wire.FlagHigh
-	}
+	fl := priFlags(rs.pri)
 	if rs.dropped {
 		fl |= wire.FlagRetransmit
 		rs.dropped = false
@@ -733,7 +731,7 @@ func (e *Engine) sendNack(frame []byte, h wire.Header, reason wire.NackReason, s
 // sendNackSeq is sendNack for sequence number seq (the start of the
 // refused message, which may differ from the frame's).
 func (e *Engine) sendNackSeq(frame []byte, h wire.Header, reason wire.NackReason, src uint8, rs *rxStream, seq uint32) {
-	fl := h.Flags() & wire.FlagHigh
+	fl := h.Flags() & streamFlags
 	ack := uint32(0)
 	if rs != nil && rs.valid && rs.session == h.Session() {
 		fl |= wire.FlagAckValid
@@ -774,9 +772,7 @@ func (e *Engine) Close(now Time) {
 					TargetNode: p.node, SourceNode: e.cfg.NodeID, Session: rs.session, Seq: rs.rcvNxt,
 					Flags: wire.FlagAckValid, Ack: rs.rcvNxt - 1,
 				}
-				if pri != 0 {
-					e.hdr.Flags |= wire.FlagHigh
-				}
+				e.hdr.Flags |= priFlags(uint8(pri))
 				e.ctrlBuf = wire.AppendFrame(e.ctrlBuf[:0], p.mac, e.cfg.MAC, e.cfg.EtherType, &e.hdr, nil)
 				if e.out.Send(e.ctrlBuf) == nil {
 					e.stats.NacksSent++

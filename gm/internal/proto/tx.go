@@ -93,6 +93,9 @@ func (e *Engine) addSegment(s *txStream, r *sendRec, k, seq uint32, rtx, ackReq 
 		}
 	}
 	fl, ack, ackRS := e.piggyback(s)
+	if r.kind == recGet {
+		fl |= wire.FlagSepReply // serve it on the reply stream (reply.go)
+	}
 	if rtx {
 		fl |= wire.FlagRetransmit
 	}
@@ -165,10 +168,7 @@ func (e *Engine) built(s *txStream, seq uint32, rtx bool, ackRS *rxStream) {
 // the cumulative ack and the stream whose ack it is (the caller clears its
 // ack state once the frame is built).
 func (e *Engine) piggyback(s *txStream) (wire.Flags, uint32, *rxStream) {
-	var fl wire.Flags
-	if s.pri != 0 {
-		fl |= wire.FlagHigh
-	}
+	fl := priFlags(s.pri)
 	// A piggybacked ack names no session: none while the peer proposes a
 	// new one (rs.pendSess), which may be the peer's current session
 	// already (see onOpen).
@@ -676,10 +676,7 @@ func (e *Engine) onNack(now Time, s *txStream, h wire.Header) {
 // leaves, and sets the timer that repeats it.
 func (e *Engine) sendOpen(now Time, s *txStream) {
 	p := s.peer
-	var fl wire.Flags
-	if s.pri != 0 {
-		fl |= wire.FlagHigh
-	}
+	fl := priFlags(s.pri)
 	e.hdr = wire.HeaderFields{
 		Type: wire.TypeOpen, TargetPort: s.port, SourcePort: e.cfg.Port, Flags: fl,
 		TargetNode: p.node, SourceNode: e.cfg.NodeID, Session: s.session, Ack: s.prevSess,
