@@ -16,6 +16,15 @@ func FuzzFrame(f *testing.F) {
 	}
 	b, _ := hex.DecodeString(scoutHex)
 	f.Add(b)
+	// A reply stream's GOT and a GET asking for it (PROTOCOL.md 7.5, 7.6).
+	for _, hf := range []HeaderFields{
+		{Type: TypeGot, TargetPort: 2, SourcePort: 4, Flags: FlagReply | FlagAckValid, TargetNode: 1, SourceNode: 2,
+			Session: 9, Seq: 3, Ack: 2, MsgLen: 4, RemoteAddr: 1 << 40},
+		{Type: TypeGet, TargetPort: 4, SourcePort: 2, Flags: FlagSepReply | FlagHigh, TargetNode: 2, SourceNode: 1,
+			Session: 8, Seq: 5, MsgLen: 4, RemoteAddr: 7 << 40},
+	} {
+		f.Add(AppendFrame(nil, [6]byte{2}, [6]byte{3}, EtherType, &hf, []byte{0, 0, 1, 0, 0, 0, 0, 0}))
+	}
 	f.Add([]byte{})
 	f.Add(make([]byte, MinFrameLen))
 	f.Fuzz(func(t *testing.T, data []byte) {

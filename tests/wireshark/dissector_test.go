@@ -381,6 +381,9 @@ func TestDisplayFilters(t *testing.T) {
 		{`ethergm.type == 0x22 && ethergm.config.entry.name contains "node-two"`, 2},
 		{`_ws.expert.severity >= "Error" && ethergm`, 12},
 		{`ethergm.raddr`, 4},
+		{`ethergm.flags.reply == 1 && ethergm.type == "GOT"`, 1},
+		{`ethergm.flags.sepreply == 1`, count(`ethergm.type == "GET"`)},
+		{`ethergm.flags.reply == 1`, 1},
 		{`ethergm.window == 448`, 1},
 		{`ethergm.type == "OPEN" && ethergm.session == 0x5e55 && ethergm.ack == 0x5e54`, 1},
 	} {

@@ -78,10 +78,15 @@ func (x *expecter) expect(tb testing.TB, frame []byte) (fields []want, experts [
 		bit("ethergm.flags.ackreq", fl, wire.FlagAckRequest),
 		bit("ethergm.flags.ackvalid", fl, wire.FlagAckValid),
 		bit("ethergm.flags.retransmit", fl, wire.FlagRetransmit),
+		bit("ethergm.flags.reply", fl, wire.FlagReply),
 	}
-	const defined = wire.FlagHigh | wire.FlagAckRequest | wire.FlagAckValid | wire.FlagRetransmit
+	if t == wire.TypeGet || fl.Has(wire.FlagSepReply) {
+		fields = append(fields, bit("ethergm.flags.sepreply", fl, wire.FlagSepReply))
+	}
+	const defined = wire.FlagHigh | wire.FlagAckRequest | wire.FlagAckValid | wire.FlagRetransmit |
+		wire.FlagReply | wire.FlagSepReply
 	if undef := fl &^ defined; undef != 0 {
-		fields = append(fields, num("ethergm.flags.reserved", uint64(undef>>4)))
+		fields = append(fields, num("ethergm.flags.reserved", uint64(undef>>6)))
 	}
 	fields = append(fields, num("ethergm.size", uint64(h.Size())), num("ethergm.status", uint64(h.Status())))
 	if t == wire.TypeNack {

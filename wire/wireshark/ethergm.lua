@@ -86,8 +86,10 @@ local FLAG_HIGH = 0x0001
 local FLAG_ACK_REQUEST = 0x0002
 local FLAG_ACK_VALID = 0x0004
 local FLAG_RETRANSMIT = 0x0008
+local FLAG_REPLY = 0x0010 -- a frame of a reply stream (PROTOCOL.md section 7.6)
+local FLAG_SEP_REPLY = 0x0020 -- GET: reply on the reply stream (PROTOCOL.md section 7.5)
 local FLAG_AUTH = 0x0080 -- the cluster-key trailer follows the payload (PROTOCOL.md section 19)
-local FLAGS_DEFINED = 0x008F
+local FLAGS_DEFINED = 0x00BF
 local TRAILER_LEN = 20
 -- The tag is SipHash-2-4-128 below this covered length (frame + 4 trailer
 -- bytes), GHASH-AES from it (PROTOCOL.md section 19.1).
@@ -98,6 +100,8 @@ local flag_names = {
     { FLAG_ACK_REQUEST, "ACKREQ" },
     { FLAG_ACK_VALID, "ACKVALID" },
     { FLAG_RETRANSMIT, "RETRANSMIT" },
+    { FLAG_REPLY, "REPLY" },
+    { FLAG_SEP_REPLY, "SEPREPLY" },
     { FLAG_AUTH, "AUTH" },
 }
 
@@ -151,6 +155,8 @@ local f = {
     flag_ackreq = ProtoField.bool("ethergm.flags.ackreq", "Ack request", 16, nil, FLAG_ACK_REQUEST),
     flag_ackvalid = ProtoField.bool("ethergm.flags.ackvalid", "Ack valid", 16, nil, FLAG_ACK_VALID),
     flag_retransmit = ProtoField.bool("ethergm.flags.retransmit", "Retransmit", 16, nil, FLAG_RETRANSMIT),
+    flag_reply = ProtoField.bool("ethergm.flags.reply", "Reply stream", 16, nil, FLAG_REPLY),
+    flag_sepreply = ProtoField.bool("ethergm.flags.sepreply", "Reply on the reply stream", 16, nil, FLAG_SEP_REPLY),
     flag_auth = ProtoField.bool("ethergm.flags.auth", "Cluster-key trailer", 16, nil, FLAG_AUTH),
     flag_unknown = ProtoField.uint16("ethergm.flags.reserved", "Reserved flag bits", base.HEX,
         nil, bit32.band(0xFFFF, bit32.bnot(FLAGS_DEFINED))),
@@ -753,6 +759,10 @@ local function dissect(tvb, pinfo, root)
     ft:add(f.flag_ackreq, tvb(4, 2))
     ft:add(f.flag_ackvalid, tvb(4, 2))
     ft:add(f.flag_retransmit, tvb(4, 2))
+    ft:add(f.flag_reply, tvb(4, 2))
+    if ftype == TYPE_GET or bit32.band(flags, FLAG_SEP_REPLY) ~= 0 then
+        ft:add(f.flag_sepreply, tvb(4, 2))
+    end
     if bit32.band(flags, FLAG_AUTH) ~= 0 then
         ft:add(f.flag_auth, tvb(4, 2))
     end

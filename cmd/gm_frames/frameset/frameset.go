@@ -145,9 +145,12 @@ func Build(p *Params) ([]Frame, error) {
 		case wire.TypeGet:
 			seq++
 			laddr := binary.BigEndian.AppendUint64(nil, LocalAddr)
-			add("GET", p.Dst, wire.HeaderFields{Type: t, Seq: seq, MsgLen: 256, RemoteAddr: RemoteAddr + 0x100}, laddr)
+			add("GET", p.Dst, wire.HeaderFields{Type: t, Flags: wire.FlagSepReply, Seq: seq, MsgLen: 256,
+				RemoteAddr: RemoteAddr + 0x100}, laddr)
 		case wire.TypeGot:
-			add("GOT", p.Dst, wire.HeaderFields{Type: t, Flags: wire.FlagAckValid, Seq: 7, Ack: seq,
+			// On the reply stream (docs/PROTOCOL.md, section 7.6), whose
+			// reverse stream this frame acknowledges.
+			add("GOT", p.Dst, wire.HeaderFields{Type: t, Flags: wire.FlagReply | wire.FlagAckValid, Seq: 7, Ack: 3,
 				MsgLen: 256, RemoteAddr: LocalAddr}, pattern(256, 0x100))
 		case wire.TypeDatagram:
 			msg := []byte("an unreliable DATAGRAM")

@@ -191,7 +191,7 @@ func (w *fuzzWorld) step() bool {
 func (w *fuzzWorld) engines() []*Engine { return []*Engine{w.a, w.b, w.c} }
 
 func streamsOf(e *Engine, node uint32, port, pri uint8) (*rxStream, *txStream) {
-	if int(node) >= len(e.peers) || e.peers[node] == nil || port >= wire.NumPorts || pri > 1 {
+	if int(node) >= len(e.peers) || e.peers[node] == nil || port >= wire.NumPorts || pri >= numStreams {
 		return nil, nil
 	}
 	p := e.peers[node]
@@ -264,7 +264,13 @@ func (w *fuzzWorld) craft(in *fuzzIn, target *Engine, peer uint32) []byte {
 	if fl&0x10 != 0 {
 		h.Flags |= wire.Flags(in.u16())
 	}
-	pri := uint8(h.Flags & wire.FlagHigh)
+	if fl&0x20 != 0 {
+		h.Flags |= wire.FlagReply // the reply stream (reply.go)
+	}
+	if fl&0x40 != 0 {
+		h.Flags |= wire.FlagSepReply
+	}
+	pri := framePri(h.Flags)
 	rs, ts := streamsOf(target, h.SourceNode, h.SourcePort, pri)
 	ctl := h.Type == wire.TypeAck || h.Type == wire.TypeNack
 
