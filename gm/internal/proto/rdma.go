@@ -29,8 +29,11 @@ import (
 // priority): a PUT transfer and a GET request are queued, numbered,
 // segmented, acknowledged and retransmitted exactly like a message, so
 // they are reliable and ordered with the stream's sends. A GET is answered
-// by a GOT transfer queued in the target's stream back to the requester
-// (an internal record that takes no send token of the target). The
+// by a GOT transfer queued on the target's reply stream back to the
+// requester (reply.go), apart from the target's own sends, or, for a GET
+// without wire.FlagSepReply (a requester that predates reply streams), on
+// its stream of the GET's priority (an internal record that takes no send
+// token of the target). The
 // requester's GET completes when the GET is acknowledged and the whole GOT
 // transfer has arrived.
 //
@@ -38,9 +41,10 @@ import (
 // not allowed remote access, to an unknown region or beyond a region's end
 // is refused with NackRejected (the sender's callback gets
 // StatusSendRejected and the stream is disabled, as for any rejected
-// send); a GET that finds no free reply record is refused with
-// NackNoBuffer (the requester backs off and retries, and fails with
-// StatusSendTimedOut after the progress timeout).
+// send); a GET that finds no free reply record, or the stream its reply
+// goes on disabled, is refused with NackNoBuffer (the requester backs off
+// and retries, and fails with StatusSendTimedOut after the progress
+// timeout).
 
 const (
 	// RegionShift is the position of the region id in a remote pointer:
