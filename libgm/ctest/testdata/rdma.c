@@ -11,13 +11,21 @@
  * the two registrations) from gm_dma_malloc and from registered malloc
  * memory; once every put's callback said GM_SUCCESS it tells the server,
  * which checks its memory byte for byte (the puts' data in place, every
- * other byte as it was). Then the client gets from both targets (one get
- * spans the two registrations, one reads all four pages) into
- * gm_dma_malloc and registered malloc memory and checks what it read.
+ * other byte as it was). Then the client refuses a size class at low
+ * priority, and the server sends it a message of that class: it fails
+ * with GM_SEND_REJECTED, which disables the server's low-priority sends to
+ * the client, and a second message waits behind it. Meanwhile the client
+ * gets from both targets, at both priorities (one get spans the two
+ * registrations, one reads all four pages) into gm_dma_malloc and
+ * registered malloc memory and checks what it read: gets are served by
+ * the target whatever its own sends do, as GM's NIC serves them. Last the
+ * server drops its held message with gm_drop_sends.
  */
 #include "common.h"
 
 #define PAGE 4096
+/* The size class the client refuses at low priority. */
+#define REFUSED_SIZE 7
 #define DMA_LEN (3 * PAGE + 100)
 #define REG_LEN (4 * PAGE)
 
@@ -152,8 +160,32 @@ static void server(void)
 	ctl[1] = bad_dma == DMA_LEN && bad_reg == REG_LEN;
 	send_ctl(2);
 
+	/* Disable the low-priority sends to the client: a message of a size
+	   class it refuses, and one held behind it. */
+	recv_ctl(m, "the client's refusal of a size class");
+	CHECK(m[0] == 'A', "'%c', want 'A'", m[0]);
+	unsigned char *refused = dma_alloc(port, 64), *held = dma_alloc(port, 64);
+	memset(refused, 'r', 64);
+	memset(held, 'h', 64);
+	struct completion r = {0, GM_SUCCESS, 0, GM_SUCCESS}, h = r, d = r;
+	take_token();
+	gm_send_with_callback(port, refused, REFUSED_SIZE, 8, GM_LOW_PRIORITY, pr.node, pr.port, record_cb, &r);
+	wait_done(&r, 1, "the refused message's completion");
+	CHECK(r.status == GM_SEND_REJECTED, "the refused message: %s, want GM_SEND_REJECTED", gm_strerror(r.status));
+	take_token();
+	gm_send_with_callback(port, held, REFUSED_SIZE, 8, GM_LOW_PRIORITY, pr.node, pr.port, record_cb, &h);
+	ctl[0] = 'D';
+	send_ctl(1);
+
 	recv_ctl(m, "the client's goodbye");
 	CHECK(m[0] == 'B', "'%c', want 'B'", m[0]);
+	CHECK(h.done == 0, "the held message completed (%s) while the sends were disabled", gm_strerror(h.status));
+	take_token();
+	gm_drop_sends(port, GM_LOW_PRIORITY, pr.node, pr.port, record_cb, &d);
+	wait_done(&d, 1, "gm_drop_sends' callback");
+	wait_done(&h, 1, "the held message's completion");
+	CHECK(h.status == GM_SEND_DROPPED, "the held message: %s, want GM_SEND_DROPPED", gm_strerror(h.status));
+	CHECK(d.status == GM_SUCCESS, "gm_drop_sends: %s", gm_strerror(d.status));
 	CHECK(gm_deregister_memory(port, reg, 2 * PAGE) == GM_SUCCESS, "gm_deregister_memory");
 	CHECK(gm_deregister_memory(port, reg + 2 * PAGE, 2 * PAGE) == GM_SUCCESS, "gm_deregister_memory");
 	free(reg);
@@ -205,7 +237,17 @@ static void client(void)
 	recv_ctl(m, "the server's verdict");
 	CHECK(m[0] == 'V' && m[1] == 1, "the server found its memory wrong after the puts");
 
-	/* Gets. */
+	/* Refuse REFUSED_SIZE at low priority; the server's message of that
+	   size then fails, disabling its low-priority sends to this port. */
+	CHECK(gm_set_acceptable_sizes(port, GM_LOW_PRIORITY, ~((gm_size_t)1 << REFUSED_SIZE)) == GM_SUCCESS,
+	      "gm_set_acceptable_sizes");
+	ctl[0] = 'A';
+	send_ctl(1);
+	recv_ctl(m, "the server's disabled sends");
+	CHECK(m[0] == 'D', "'%c', want 'D'", m[0]);
+
+	/* Gets, while the server's low-priority sends to this port are
+	   disabled. */
 	struct get {
 		int reg;
 		gm_size_t off, len;
