@@ -381,8 +381,9 @@ func (d *Driver) Run() error {
 			d.sleep(wait)
 			continue
 		}
-		// The links' frames are read by recvAll on the next round.
-		if err := d.waitAll(wait); err != nil {
+		// The links' frames are read by recvAll on the next round. A
+		// negative timeout would wait without limit.
+		if err := d.waitAll(max(wait, 0)); err != nil {
 			if errors.Is(err, link.ErrClosed) {
 				// A link was closed under us (interface removed):
 				// rebuild the wait set on the next round.

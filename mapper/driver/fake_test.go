@@ -109,8 +109,11 @@ func newFakeHost(t *testing.T, recvPoll time.Duration) *fakeHost {
 		"eth0": {index: 10, mac: hostMACs[0], mtu: 1500, up: true, running: true},
 		"eth1": {index: 11, mac: hostMACs[1], mtu: 9000, up: true, running: true},
 	}}
+	// One segment for both rails (linktest's WaitAny sleeps on links of
+	// one Hub); the peers send to the host's MACs, not to broadcast.
+	hub := linktest.NewHub()
 	for i := range h.hubs {
-		h.hubs[i] = linktest.NewHub()
+		h.hubs[i] = hub
 		h.peers[i] = h.hubs[i].Open(fmt.Sprintf("peer%d", i), peerMACs[i], 0, nil)
 	}
 	h.core = &fakeCore{m: fakeMap(t), heard: map[nodemap.MAC]int{}, railUp: map[int]bool{}}
@@ -246,14 +249,16 @@ func TestDriverFakeLinks(t *testing.T) {
 			// panics on anything but a SCOUT).
 			for r := range 2 {
 				hf := wire.HeaderFields{Type: wire.TypeScout, TargetPort: MapperPort, SourcePort: MapperPort}
-				if err := h.peers[r].Send(wire.AppendFrame(nil, nodemap.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, peerMACs[r], wire.EtherType, &hf, []byte("x"))); err != nil {
+				if err := h.peers[r].Send(wire.AppendFrame(nil, hostMACs[r], peerMACs[r], wire.EtherType, &hf, []byte("x"))); err != nil {
 					t.Fatal(err)
 				}
 				h.send(r, wire.TypeAck, 1, 9, 1)
 			}
 			waitUntil(t, 10*time.Second, "the core to hear the peer on both rails", func() bool {
 				heard, _ := f.snapshot()
-				return len(heard) == 2
+				_, ok0 := heard[peerMACs[0]]
+				_, ok1 := heard[peerMACs[1]]
+				return ok0 && ok1
 			})
 			if heard, _ := f.snapshot(); heard[peerMACs[0]] != 0 || heard[peerMACs[1]] != 1 {
 				t.Fatalf("heard %v, want the peer's rail-0 MAC on rail 0 and rail-1 MAC on rail 1", heard)
