@@ -132,8 +132,10 @@ type Port struct {
 	rxPorts    atomic.Uint32 // the target ports the links receive, a link.PortMask (rxPortsFor; set by Open, then the progress goroutine; read by Info)
 	ready      atomic.Bool   // the port is built (Info may look at the engine)
 
-	cur     Event
-	waiting bool // the application is inside link.Wait (guarded by mu)
+	cur Event
+	// waiting: the application is inside link.Wait (written with mu
+	// held; the progress goroutine reads it without mu).
+	waiting atomic.Bool
 	// sentDeferred: a SENT_TOKENS event was moved behind a receive event
 	// and must not be moved again (see nextEventLocked).
 	sentDeferred bool
@@ -143,10 +145,23 @@ type Port struct {
 
 	tokAcct sendTokenAccounts // gm_alloc_send_token & co. (sendtoken.go; guarded by mu)
 
-	lastApp time.Duration // since start, of the last full application poll (guarded by mu: a plain store per poll)
+	// The coarse clock (see clockLocked): last is the latest time the
+	// port gave the engine (guarded by mu); tickClock the progress
+	// goroutine's reading at its last tick, and ticks the number of its
+	// ticks (written by it alone, read without mu).
+	last      time.Duration
+	tickClock atomic.Int64
+	ticks     atomic.Uint64
+	// polled: the application polled since the progress goroutine's last
+	// tick (set by the polls, cleared by the tick; see progress).
+	polled atomic.Bool
 	// quietPolls is how many more Receive calls may answer NoRecvEvent
-	// from a few loads (see Receive; guarded by mu).
+	// from a few loads while the progress goroutine's tick count is
+	// quietTick, and drainTick the tick count at the last drain of an idle
+	// link (see Receive and pollLocked; guarded by mu).
 	quietPolls int
+	quietTick  uint64
+	drainTick  uint64
 	closed     atomic.Bool
 	done       chan struct{}
 	wg         sync.WaitGroup
@@ -398,7 +413,59 @@ func rxPortsFor(id int, open uint32) link.PortMask {
 // after its Open returned, which takes longer (it opens the links' rings).
 const maskRecheck = 100 * time.Microsecond
 
+// now reads the clock: the time since the port opened. The fast path
+// does not call it per message or per poll; it takes the coarse clock
+// (clockLocked) and reads the clock once per poll that finds frames
+// (pollClockLocked).
 func (p *Port) now() time.Duration { return time.Since(p.start) }
+
+// clockLocked returns the port's coarse clock without reading the clock:
+// the latest of the port's last reading and the progress goroutine's
+// reading at its last tick. It never goes back, and lags the clock by at
+// most the time since the last poll that found frames or the last tick
+// (about progressTick). The engine takes it for what tolerates that lag:
+// sends (a frame stamped early has its retransmission timer, at least
+// MinRTO away, fire that much early, and its round-trip sample grows by
+// as much), queued events, and timers that are not due.
+func (p *Port) clockLocked() time.Duration {
+	if t := time.Duration(p.tickClock.Load()); t > p.last {
+		p.last = t
+	}
+	return p.last
+}
+
+// readClockLocked reads the clock into the coarse clock and returns it.
+func (p *Port) readClockLocked() time.Duration {
+	p.last = max(p.last, p.now())
+	return p.last
+}
+
+// pollClockLocked is the time of a poll: the clock, read once, if frames
+// wait in the rails (their arrival times make round-trip samples and
+// liveness) or a timer or alarm may fall due before the next tick;
+// otherwise the coarse clock. Either is taken before the drain, as
+// drainLocked requires.
+func (p *Port) pollClockLocked() time.Duration {
+	now := p.clockLocked()
+	if !p.rails.Idle() {
+		return p.readClockLocked()
+	}
+	if d := p.eng.NextDeadline(); d != 0 && d-now <= progressTick {
+		return p.readClockLocked()
+	}
+	if a := p.nextAlarmLocked(); a != 0 && a-now <= progressTick {
+		return p.readClockLocked()
+	}
+	return now
+}
+
+// markPolled records, for the progress goroutine, that the application
+// polls: one load per poll, one store per tick.
+func (p *Port) markPolled() {
+	if !p.polled.Load() {
+		p.polled.Store(true)
+	}
+}
 
 // Close is gm_close. Peers with frames in flight to this port are told it
 // closed (their sends fail with SendTargetPortClosed); later sends to it
@@ -414,7 +481,7 @@ func (p *Port) Close() error {
 	close(p.done)
 	p.wg.Wait()
 	p.mu.Lock()
-	p.eng.Close(p.now())
+	p.eng.Close(p.readClockLocked())
 	err := p.rails.Close()
 	p.mu.Unlock()
 	// Last, without the mutex (a query being answered may wait for it):
@@ -645,7 +712,7 @@ func (p *Port) submit(port int, cb SendCallback, op func(now time.Duration, cb a
 	if cb != nil {
 		cbv = cb
 	}
-	err := op(p.now(), cbv)
+	err := op(p.clockLocked(), cbv)
 	p.wakeLocked()
 	p.mu.Unlock()
 	return err
@@ -689,7 +756,7 @@ func (p *Port) recover(pri Priority, node NodeID, port int, cb SendCallback, ctx
 
 // wakeLocked wakes a BlockingReceive sleeper if events are pending.
 func (p *Port) wakeLocked() {
-	if p.waiting && (p.eng.Pending() > 0 || p.alarmDueLocked(p.now())) {
+	if p.waiting.Load() && (p.eng.Pending() > 0 || p.alarmDueLocked(p.now())) {
 		p.rails.Wake()
 	}
 }
@@ -697,10 +764,17 @@ func (p *Port) wakeLocked() {
 // ---- receiving ----
 
 // pollLocked drains the link (unless a sleeper owns it), runs due timers
-// and returns the next event, or nil.
+// and returns the next event, or nil. A link that holds no frame
+// (rail.Set.Idle) is drained only once per progress tick (the rails'
+// maintenance runs in the drain); the timers run either way.
 func (p *Port) pollLocked(now time.Duration) *Event {
-	if !p.waiting {
-		p.drainLocked(now)
+	if !p.waiting.Load() {
+		if t := p.ticks.Load(); t != p.drainTick || !p.rails.Idle() {
+			p.drainTick = t
+			p.drainLocked(now)
+		} else {
+			p.settleLocked(now, 0)
+		}
 	}
 	return p.nextEventLocked(now)
 }
@@ -720,12 +794,16 @@ func (p *Port) drainLocked(now time.Duration) int {
 	return got
 }
 
-// settleLocked follows a drain that emptied the link: if got frames
-// arrived or a deadline has passed, it runs the engine's timers and sends
-// what became due (acks, frames the window now allows).
+// settleLocked follows a drain that emptied the link: if a deadline has
+// passed, it runs the engine's timers; otherwise, if got frames arrived,
+// it only sends what they made due (acks, frames the window now allows):
+// the timers' state (retransmission, liveness, stall) is not touched
+// before one of them is due (the engine's deadline is the earliest).
 func (p *Port) settleLocked(now time.Duration, got int) {
-	if d := p.eng.NextDeadline(); got > 0 || (d != 0 && now >= d) {
+	if d := p.eng.NextDeadline(); d != 0 && now >= d {
 		p.eng.Tick(now)
+	} else if got > 0 {
+		p.eng.Pump(now)
 	}
 }
 
@@ -794,6 +872,10 @@ func (p *Port) closedEvent() *Event {
 // alarms run there, late by at most quietEvery-1 polls and at most about
 // the progress goroutine's period (each of its ticks ends the quiet
 // polls).
+//
+// A full poll reads the clock only if frames wait or a timer may fall due
+// before the next tick (pollClockLocked); taking a queued event reads
+// neither the clock nor the link.
 func (p *Port) Receive() *Event {
 	p.mu.Lock()
 	if p.closed.Load() {
@@ -801,7 +883,8 @@ func (p *Port) Receive() *Event {
 		p.mu.Unlock()
 		return &p.cur
 	}
-	if p.quietPolls > 0 && !p.waiting && p.eng.Pending() == 0 && p.rails.Idle() {
+	p.markPolled()
+	if p.quietPolls > 0 && p.quietTick == p.ticks.Load() && !p.waiting.Load() && p.eng.Pending() == 0 && p.rails.Idle() {
 		// Nothing arrived since the last poll, which found nothing: no
 		// timer has to judge a peer's frame, and the timers may wait for
 		// a later poll. p.cur usually holds this answer already; it is
@@ -817,13 +900,12 @@ func (p *Port) Receive() *Event {
 	// The clock is read with the mutex held: a time taken before waiting
 	// for it would stamp what the drain reads as older than it is, and the
 	// engine's timers would judge the peer silent for longer than it was.
-	now := p.now()
-	p.lastApp = now
+	now := p.pollClockLocked()
 	e := p.pollLocked(now)
 	p.quietPolls = 0
 	if e == nil {
 		e = p.noEvent()
-		p.quietPolls = quietEvery - 1
+		p.quietPolls, p.quietTick = quietEvery-1, p.ticks.Load()
 	}
 	p.mu.Unlock()
 	return e
@@ -852,10 +934,11 @@ func (p *Port) ReceivePending() bool {
 	if p.closed.Load() {
 		return true
 	}
-	if p.eng.Pending() == 0 && !p.waiting && !p.rails.Idle() {
-		p.drainLocked(p.now())
+	p.markPolled()
+	if p.eng.Pending() == 0 && !p.waiting.Load() && !p.rails.Idle() {
+		p.drainLocked(p.readClockLocked())
 	}
-	return p.eng.Pending() > 0 || (!p.alarmQueued && p.alarmDueLocked(p.now()))
+	return p.eng.Pending() > 0 || (!p.alarmQueued && p.alarmDueLocked(p.pollClockLocked()))
 }
 
 // SpinTime is how long BlockingReceive polls before it sleeps in the
@@ -901,9 +984,9 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 			return p.closedEvent()
 		}
 		p.mu.Lock()
-		now := p.now() // with the mutex held (see Receive)
-		p.lastApp = now
-		if p.waiting {
+		now := p.readClockLocked() // with the mutex held (see Receive)
+		p.markPolled()
+		if p.waiting.Load() {
 			// Another goroutine already sleeps on the link; poll politely.
 			e := p.nextEventLocked(now)
 			p.mu.Unlock()
@@ -943,16 +1026,16 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		if timeout <= 0 {
 			timeout = time.Microsecond
 		}
-		p.waiting = true
+		p.waiting.Store(true)
 		p.mu.Unlock()
 		n, err := p.rails.Wait(timeout)
 		p.mu.Lock()
-		now = p.now()
-		p.waiting = false
+		now = p.readClockLocked()
+		p.waiting.Store(false)
 		// More frames may be waiting: the timers run in the next
 		// drainLocked, after the link has been emptied.
 		p.rails.Feed(now, n)
-		p.lastApp = now
+		p.markPolled()
 		p.mu.Unlock()
 		if err != nil {
 			if p.closed.Load() {
@@ -1027,9 +1110,24 @@ func (p *Port) progress() {
 			return
 		case <-ticks:
 		}
-		if now := p.now(); now >= nextMap || p.owner.takeChanged() {
+		// The tick's reading of the clock is the coarse clock of the
+		// application's calls (clockLocked); the new count ends the
+		// quiet polls and makes the next poll drain (see Receive).
+		now := p.now()
+		p.tickClock.Store(int64(now))
+		p.ticks.Add(1)
+		if now >= nextMap || p.owner.takeChanged() {
 			nextMap = now + poll
 			p.refresh()
+		}
+		// An application that polled since the last tick drains the link
+		// and runs the timers itself: leave the mutex to it, untouched (a
+		// lock, even a try, would move the mutex's cache line to this
+		// thread's core and back). A sleeper in BlockingReceive polls
+		// nothing: it needs the tick (below).
+		if p.polled.Swap(false) && !p.waiting.Load() {
+			busy = 0
+			continue
 		}
 		// A held mutex means a call of the application is running (a
 		// Receive whose drain sends a window of frames can take longer
@@ -1045,14 +1143,9 @@ func (p *Port) progress() {
 			p.mu.Lock()
 		}
 		busy = 0
-		// The application's next Receive polls in full (see Receive): a
-		// slow poller's quiet polls do not hold the timers back for
-		// longer than a tick.
-		p.quietPolls = 0
-		now := p.now() // with the mutex held (see Receive)
-		appActive := now-p.lastApp < progressTick
+		now = p.readClockLocked() // with the mutex held (see Receive)
 		switch {
-		case p.waiting:
+		case p.waiting.Load():
 			// A BlockingReceive sleeps in link.Wait and owns the link's
 			// reader side. Timers may only run right after the link was
 			// drained, so if one is due, wake the sleeper: it drains the
@@ -1060,9 +1153,6 @@ func (p *Port) progress() {
 			if d := p.eng.NextDeadline(); d != 0 && now >= d {
 				p.rails.Wake()
 			}
-		case appActive:
-			// The application polls; its Receive drains the link and runs
-			// the timers.
 		default:
 			p.drainLocked(now)
 		}
@@ -1117,7 +1207,7 @@ func (p *Port) refresh() {
 	// sends fail, and nothing of the old identity's sessions is
 	// delivered (see Engine.ResetPeer). If this host's own id changed,
 	// every peer's sessions name the wrong node.
-	now := p.now()
+	now := p.readClockLocked()
 	if selfChanged {
 		p.eng.ResetAll(now, proto.StatusTargetNodeUnreached)
 	} else {
@@ -1167,8 +1257,8 @@ func (p *Port) DebugState() string {
 	ls := p.LinkStats()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := p.now()
-	return fmt.Sprintf("port %d (%s) node %d on %s: closed %v waiting %v lastApp %v ago, alarms %d (queued %v)\n  link %+v\n%s%s",
-		p.id, p.name, p.nodeID.Load(), p.unit.Name, p.closed.Load(), p.waiting, now-p.lastApp,
+	now := p.readClockLocked()
+	return fmt.Sprintf("port %d (%s) node %d on %s: closed %v waiting %v polled %v, alarms %d (queued %v)\n  link %+v\n%s%s",
+		p.id, p.name, p.nodeID.Load(), p.unit.Name, p.closed.Load(), p.waiting.Load(), p.polled.Load(),
 		len(p.alarms), p.alarmQueued, ls, p.rails.Debug(), p.eng.Dump(now))
 }

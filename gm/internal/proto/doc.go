@@ -1,7 +1,8 @@
 // Package proto is EtherGM's sans-I/O port engine: GM's reliable, ordered,
 // size-class-matched messaging as a state machine. It never reads the clock
 // and never touches a socket: the caller passes the current time, feeds it
-// received frames with Input, calls Tick after each batch, and supplies an
+// received frames with Input, calls Pump after each batch (Tick once
+// NextDeadline has passed), and supplies an
 // Out through which the engine emits frames. The gm package wraps it with a
 // link, a mutex and a progress goroutine; the tests drive two engines over an
 // in-memory lossy pipe.

@@ -876,9 +876,10 @@ func (e *Engine) fail(now Time, s *txStream, st Status) {
 }
 
 // Tick runs the timers that are due, sends due acks and transmits what the
-// windows allow. Call it after a batch of Input calls that emptied the link
-// and whenever NextDeadline has passed, but only once every frame received
-// before now has been given to Input: the timers judge the peer (no answer
+// windows allow. Call it whenever NextDeadline has passed (after a batch
+// of Input calls that emptied the link, Pump does the rest), but only once
+// every frame received before now has been given to Input: the timers
+// judge the peer (no answer
 // for LivenessTimeout fails the stream) and must not do so while its
 // answers wait unread in the link, as they can for a long time on a loaded
 // machine. After a batch that may have left frames in the link, call Pump
@@ -991,14 +992,28 @@ func (e *Engine) stallTimeout() time.Duration {
 
 // Pump sends the acks that are due and transmits what the windows allow,
 // without running the timers. Call it after a batch of Input calls when more
-// frames may be waiting in the link (see Tick).
+// frames may be waiting in the link (see Tick), or after one that emptied
+// the link while NextDeadline has not passed: no timer is due then, and
+// Pump leaves the timers' state alone. Like Tick, it drops the streams
+// that have nothing left to do from the active list.
 func (e *Engine) Pump(now Time) {
 	e.txBlock = false
+	j := 0
 	for _, s := range e.active {
-		if !s.disabled && s.qLen > 0 {
+		if s.disabled || (s.qLen == 0 && !e.outstanding(s)) {
+			s.active = false
+			continue
+		}
+		e.active[j] = s
+		j++
+		if s.qLen > 0 {
 			e.pump(now, s)
 		}
 	}
+	for k := j; k < len(e.active); k++ {
+		e.active[k] = nil
+	}
+	e.active = e.active[:j]
 	if e.queued > 0 {
 		e.kick()
 	}

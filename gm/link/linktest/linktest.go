@@ -136,7 +136,7 @@ func (h *Hub) deliverLocked(from *Link, frame []byte) {
 			b, l.free = l.free[k-1][:0], l.free[:k-1]
 		}
 		l.rx = append(l.rx, append(b, frame...))
-		l.held.Store(int32(len(l.rx) + len(l.lent)))
+		l.held.Store(int32(len(l.rx)))
 		got = true
 	}
 	if got {
@@ -163,8 +163,11 @@ type Link struct {
 	running  bool
 	st       link.Stats
 	rxFrames int // receive queue bound (SetRxFrames); 0: none
-	// held is len(rx)+len(lent), stored under hub.mu whenever either
-	// changes, for RecvIdle (which takes no lock).
+	// held is len(rx), stored under hub.mu whenever it changes, for
+	// RecvIdle and RecvOwned's empty poll (which take no lock). The
+	// frames lent by the last Recv are not counted: they go back to the
+	// free list at the next Recv that finds a frame, and nothing else
+	// waits for them (the kernel's ring would).
 	held atomic.Int32
 
 	// Sender side (one goroutine).
@@ -311,16 +314,23 @@ func (l *Link) recvLocked(frames [][]byte) int {
 	k := copy(l.rx, l.rx[n:])
 	clear(l.rx[k:])
 	l.rx = l.rx[:k]
-	l.held.Store(int32(len(l.rx) + len(l.lent)))
+	l.held.Store(int32(len(l.rx)))
 	return n
 }
 
 // RecvIdle is link.Idler's: it reports, without locking the Hub, that
-// Recv would return 0 and has no frame of an earlier Recv to recycle.
+// Recv would return 0.
 func (l *Link) RecvIdle() bool { return l.held.Load() == 0 }
 
-// RecvOwned is Recv (the Hub's lock guards the frames its senders queue).
-func (l *Link) RecvOwned(frames [][]byte) int { return l.Recv(frames) }
+// RecvOwned is Recv for the owner of the receive side (see link.Idler): an
+// empty poll takes no lock; one that finds frames takes the Hub's lock,
+// which guards the frames its senders queue.
+func (l *Link) RecvOwned(frames [][]byte) int {
+	if l.held.Load() == 0 {
+		return 0
+	}
+	return l.Recv(frames)
+}
 
 // Recv returns the frames received so far (up to len(frames)).
 func (l *Link) Recv(frames [][]byte) int {
