@@ -126,3 +126,38 @@ func TestProgressSkipsBusyTicks(t *testing.T) {
 	p.mu.Unlock()
 	holdAndTick(maxBusyTicks + 2)
 }
+
+// TestProgressLeavesPollerAlone: while the application polls (a poll
+// between every two ticks), the progress goroutine takes every tick
+// without touching the port's mutex, however long a call of the
+// application holds it (where TestProgressSkipsBusyTicks's ticks end up
+// waiting for it), and runs no timer: the polls do.
+func TestProgressLeavesPollerAlone(t *testing.T) {
+	ticks := make(chan time.Time) // unbuffered: a tick is taken only by a goroutine back at its select
+	p := tickPort(t, ticks)
+	if err := p.SendWithCallback(make([]byte, 8), MinSizeForLength(8), 8, LowPriority, 2, 4, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	due := p.eng.NextDeadline()
+	defer p.mu.Unlock()
+	for i := 1; i <= 3*maxBusyTicks; i++ {
+		p.markPolled() // a poll of the application since the last tick
+		select {
+		case ticks <- time.Now():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("tick %d not taken within 10 s while the application polls: the progress goroutine waits for the mutex", i)
+		}
+	}
+	// The last tick is taken; once the goroutine is back at its select
+	// (the next tick is taken), it is done with it.
+	p.markPolled()
+	select {
+	case ticks <- time.Now():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the last tick not taken within 10 s")
+	}
+	if d := p.eng.NextDeadline(); d != due {
+		t.Fatalf("the progress goroutine ran the timers while the application polls (deadline %v, was %v)", d, due)
+	}
+}
