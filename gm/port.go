@@ -103,10 +103,12 @@ func MaxLengthForSize(size uint8) int { return token.MaxLengthForSize(size) }
 // Receive polls the link itself, under the mutex, with no goroutine
 // hand-off. A progress goroutine keeps the protocol alive when the
 // application does not call Receive: about every millisecond, unless the
-// application polled within the last millisecond (or a call of it holds
-// the mutex, for up to four ticks in a row), it takes the mutex, drains
-// the link, sends acks, retransmits, answers with nacks and queues the
-// events for the next Receive. While the application sleeps inside
+// application polled since its last tick (it then leaves the mutex
+// untouched: the polls drain the link and run the timers) or a call of it
+// holds the mutex (for up to four ticks in a row), it takes the mutex,
+// drains the link, sends acks, retransmits, answers with nacks and queues
+// the events for the next Receive. Its tick also refreshes the port's
+// coarse clock: sends and polls that find no frame read no clock. While the application sleeps inside
 // BlockingReceive, the mutex is released and the sleeper owns the link;
 // the progress goroutine wakes it when a timer is due.
 type Port struct {
