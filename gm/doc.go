@@ -59,10 +59,12 @@
 // to the protocol engine, sends the acks and frames that became due, and
 // returns the next queued event. A progress goroutine per port keeps the
 // protocol alive when the application does not poll: every millisecond,
-// if Receive has not been called in the last millisecond (and no call
-// of the application holds the mutex: it skips up to four such ticks in
-// a row), it takes the mutex, drains the link, acks, retransmits, answers nacks, reloads the
-// node map when it changed and queues events for the next Receive. While
+// if Receive has not been called since its last tick (then it leaves the
+// mutex untouched) and no call of the application holds the mutex (it
+// skips up to four such ticks in a row), it takes the mutex, drains the
+// link, acks, retransmits, answers nacks, reloads the node map when it
+// changed and queues events for the next Receive. Its ticks also keep the
+// port's coarse clock, so that sends and empty polls read no clock. While
 // BlockingReceive sleeps in the kernel (link.Wait) the mutex is free and
 // the sleeper owns the link's reader side; the progress goroutine then
 // wakes the sleeper (link.Wake) when a protocol timer is due or an event
