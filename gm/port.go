@@ -151,9 +151,10 @@ type Port struct {
 	// port gave the engine (guarded by mu); tickClock the progress
 	// goroutine's reading at its last tick, and ticks the number of its
 	// ticks (written by it alone, read without mu).
-	last      time.Duration
-	tickClock atomic.Int64
-	ticks     atomic.Uint64
+	last       time.Duration
+	freshSends int // sends that may still take last without reading the clock (guarded by mu)
+	tickClock  atomic.Int64
+	ticks      atomic.Uint64
 	// polled: the application polled since the progress goroutine's last
 	// tick (set by the polls, cleared by the tick; see progress).
 	polled atomic.Bool
@@ -425,10 +426,10 @@ func (p *Port) now() time.Duration { return time.Since(p.start) }
 // the latest of the port's last reading and the progress goroutine's
 // reading at its last tick. It never goes back, and lags the clock by at
 // most the time since the last poll that found frames or the last tick
-// (about progressTick). The engine takes it for what tolerates that lag:
-// sends (a frame stamped early has its retransmission timer, at least
-// MinRTO away, fire that much early, and its round-trip sample grows by
-// as much), queued events, and timers that are not due.
+// (about progressTick; more on a loaded machine). The engine takes it for
+// what tolerates that lag: queued events and timers that are not due
+// (they run late, never early). Sends take it only shortly after a
+// reading (sendClockLocked).
 func (p *Port) clockLocked() time.Duration {
 	if t := time.Duration(p.tickClock.Load()); t > p.last {
 		p.last = t
@@ -439,8 +440,27 @@ func (p *Port) clockLocked() time.Duration {
 // readClockLocked reads the clock into the coarse clock and returns it.
 func (p *Port) readClockLocked() time.Duration {
 	p.last = max(p.last, p.now())
+	p.freshSends = freshSends
 	return p.last
 }
+
+// sendClockLocked is the time of a send: the clock read last (by the poll
+// that found the frame a reply answers, typically) for up to freshSends
+// sends, then the clock read again. A send's time arms its retransmission
+// timer; a stale one would fire it early, and the progress goroutine's
+// reading can be far behind on a loaded machine.
+func (p *Port) sendClockLocked() time.Duration {
+	if p.freshSends > 0 {
+		p.freshSends--
+		return p.clockLocked()
+	}
+	return p.readClockLocked()
+}
+
+// freshSends is how many sends take the clock's last reading (see
+// sendClockLocked): a burst of small sends reads the clock once per
+// freshSends messages.
+const freshSends = 16
 
 // pollClockLocked is the time of a poll: the clock, read once, if frames
 // wait in the rails (their arrival times make round-trip samples and
@@ -714,7 +734,7 @@ func (p *Port) submit(port int, cb SendCallback, op func(now time.Duration, cb a
 	if cb != nil {
 		cbv = cb
 	}
-	err := op(p.clockLocked(), cbv)
+	err := op(p.sendClockLocked(), cbv)
 	p.wakeLocked()
 	p.mu.Unlock()
 	return err
