@@ -26,8 +26,9 @@ const (
 	EnvVar = "ETHERGM_PCAP"
 
 	// FlushInterval bounds how long a record stays in the Writer's buffer
-	// while frames keep arriving: Tap flushes the buffer to the file when
-	// the last flush is older than this.
+	// while frames keep arriving: Tap (which every endpoint of Wrap
+	// calls) flushes the buffer to the file when the last flush is older
+	// than this.
 	FlushInterval = 200 * time.Millisecond
 )
 
@@ -116,8 +117,8 @@ func progName() string {
 	return name
 }
 
-// Tap records frame, stamped with the current time. Its signature matches
-// the link's Config.Tap hook. outgoing tells whether the frame was sent or
+// Tap records frame, stamped with the current time: what the endpoints of
+// Wrap call for every frame. outgoing tells whether the frame was sent or
 // received; pcapgo cannot record it (see the package documentation), so it
 // is ignored. Tap does not retain frame. Errors are kept and reported by
 // Close; frames arriving after Close are ignored.
@@ -136,15 +137,6 @@ func (w *Writer) Tap(frame []byte, outgoing bool) {
 		w.lastFlush = now
 		w.err = w.flushLocked()
 	}
-}
-
-// TapFunc returns w.Tap, or nil if w is nil: the value to store in the
-// link's Config.Tap, which skips the call altogether when capture is off.
-func (w *Writer) TapFunc() func(frame []byte, outgoing bool) {
-	if w == nil {
-		return nil
-	}
-	return w.Tap
 }
 
 // WriteFrame records frame with timestamp ts as a frame of origLen bytes on
@@ -305,8 +297,8 @@ type Setting struct {
 
 // Flag registers the flag --pcap FILE on fs (the standard library's flag
 // package accepts -pcap too) and returns the setting it fills in. After
-// fs.Parse, call the setting's Open to get the Writer for the link's
-// Config.Tap.
+// fs.Parse, call the setting's Open to get the Writer whose Wrap decorates
+// the links.
 func Flag(fs *flag.FlagSet) *Setting {
 	s := new(Setting)
 	fs.StringVar(&s.Path, "pcap", "",
@@ -316,7 +308,8 @@ func Flag(fs *flag.FlagSet) *Setting {
 
 // Open returns a Writer for the --pcap file if the flag was given, else the
 // result of FromEnv: nil and no error when capture is off. The nil *Writer
-// is safe to use (its methods do nothing, its TapFunc is nil).
+// is safe to use (its methods do nothing, its Wrap returns the endpoint it
+// is given).
 func (s *Setting) Open() (*Writer, error) {
 	if s == nil || s.Path == "" {
 		return FromEnv()

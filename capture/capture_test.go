@@ -212,8 +212,8 @@ func TestPeriodicFlush(t *testing.T) {
 func TestNilWriter(t *testing.T) {
 	var w *Writer
 	w.Tap(frame(1, 60), true)
-	if w.TapFunc() != nil {
-		t.Error("nil Writer: TapFunc() != nil")
+	if ep := w.Wrap(nil); ep != nil {
+		t.Error("nil Writer: Wrap(nil) != nil")
 	}
 	if err := w.WriteFrame(time.Now(), frame(1, 60), 60); err != nil {
 		t.Error(err)

@@ -1,6 +1,7 @@
 package gm_test
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/wire"
+	"github.com/ethergm/ethergm/wire/auth"
 )
 
 // TestIntegrationCaptureEnv opens two ports with ETHERGM_PCAP set, each
@@ -33,7 +35,7 @@ func TestIntegrationCaptureEnv(t *testing.T) {
 			t.Fatalf("capture.FromEnv: %v, %v", w, err)
 		}
 		writers = append(writers, w)
-		cfg.Link.Tap = w.TapFunc()
+		cfg.WrapLink = w.Wrap
 	})
 	size := gm.MinSizeForLength(200)
 	if err := pr.b.ProvideReceiveBuffer(make([]byte, 256), size, gm.LowPriority, 0); err != nil {
@@ -117,4 +119,51 @@ func pattern200() []byte {
 		b[i] = byte(i * 7)
 	}
 	return b
+}
+
+// sealedSends records, through a capture decorator in memory
+// (cfg.WrapLink), the frames a port opened with cfg sends, and returns a
+// function that gives those keep selects as they went on the wire: sealed
+// with the port's key (a capture records the frames a link is handed, before
+// it seals them; sealing is deterministic, so the copy sealed here is the
+// frame the link sent). A frame the capture holds without wire.FlagAuth was
+// sent, one with the flag was received (a link hands over what it opened).
+func sealedSends(t *testing.T, cfg *gm.Config, key *auth.Authenticator, keep func(wire.Header) bool) func() [][]byte {
+	t.Helper()
+	buf := new(syncBuffer)
+	w, err := capture.NewWriter(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.WrapLink = w.Wrap
+	return func() [][]byte {
+		t.Helper()
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := pcapgo.NewNgReader(strings.NewReader(buf.String()), pcapgo.DefaultNgReaderOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent [][]byte
+		for {
+			b, _, err := r.ReadPacketData()
+			if errors.Is(err, io.EOF) {
+				return sent
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := wire.ParseFrame(b, wire.EtherType)
+			if err != nil || h.Flags()&wire.FlagAuth != 0 || !keep(h) {
+				continue
+			}
+			f := append(bytes.Clone(b), make([]byte, auth.TrailerLen)...)
+			n := key.Seal(f)
+			if n == 0 {
+				t.Fatalf("a captured frame of %d bytes does not seal", len(b))
+			}
+			sent = append(sent, f[:n])
+		}
+	}
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/wire"
 )
 
 // TestIntegrationClusterKeyPorts: ports of host0 and host1 share a cluster
@@ -28,16 +28,12 @@ func TestIntegrationClusterKeyPorts(t *testing.T) {
 		return cfg
 	}
 	// A's sealed frames as they went on the wire, for the replay below.
-	var tapMu sync.Mutex
-	var sent [][]byte
-	ca0 := keyed(c.Hosts[0], 1)
-	ca0.Link.Tap = func(f []byte, out bool) {
-		if out {
-			tapMu.Lock()
-			sent = append(sent, bytes.Clone(f))
-			tapMu.Unlock()
-		}
+	key, err := link.LoadAuth(keyFile, 1)
+	if err != nil {
+		t.Fatal(err)
 	}
+	ca0 := keyed(c.Hosts[0], 1)
+	sent := sealedSends(t, ca0, key, func(wire.Header) bool { return true })
 	a := openPort(t, c.Hosts[0], 2, ca0)
 	// A second keyed port on host0: frames between them travel through lo.
 	a2 := openPort(t, c.Hosts[0], 6, keyed(c.Hosts[0], 1))
@@ -110,9 +106,7 @@ func TestIntegrationClusterKeyPorts(t *testing.T) {
 	// Replay: host2, without the key, sends every frame A sealed, unchanged.
 	// The link accepts them (the key does not detect replays); the
 	// sessions and sequence numbers above it deliver nothing twice.
-	tapMu.Lock()
-	replay := sent
-	tapMu.Unlock()
+	replay := sent()
 	before := b.Info().Link
 	if err := c.Hosts[2].Do(func() error {
 		lk, err := link.Open(c.Hosts[2].Ifaces[0], nil)

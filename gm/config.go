@@ -92,7 +92,7 @@ type Config struct {
 	// every transmitted frame to the host's packet sockets (this port's
 	// own among them). The price: tc rules do not apply to those frames,
 	// tcpdump on the sending host does not see them (the receiving host
-	// and Link.Tap captures do), and a full driver queue drops frames
+	// and WrapLink captures do), and a full driver queue drops frames
 	// (which are retransmitted) instead of queueing them. Frames to the
 	// host's own MAC address always go through the qdisc path.
 	UseQdisc bool
@@ -125,9 +125,16 @@ type Config struct {
 	VirtualAddresses bool
 	// OpenLink opens the link of each interface of the unit; nil means
 	// link.Open (an AF_PACKET socket). Tests run ports over in-memory
-	// links with it (package linktest), and a program can decorate the
-	// links it returns.
+	// links with it (package linktest).
 	OpenLink func(ifname string, cfg *link.Config) (link.Endpoint, error)
+	// WrapLink, if set, decorates each link the port opens (after the
+	// checks of its address and MTU); the port uses what it returns. A
+	// capture is one: WrapLink = w.Wrap, with w a *capture.Writer (nil
+	// turns it off), records every frame the port sends and receives.
+	// The decorator keeps the link's capabilities (link.Endpoint); the
+	// port closes it, the program closes what it wraps with (the Writer)
+	// after the port.
+	WrapLink func(link.Endpoint) link.Endpoint
 
 	// progressTicks, if not nil, are the progress goroutine's ticks
 	// instead of a progressTick ticker (tests drive it tick by tick).

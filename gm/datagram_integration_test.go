@@ -2,7 +2,6 @@ package gm_test
 
 import (
 	"bytes"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,17 +21,13 @@ func TestIntegrationDatagram(t *testing.T) {
 	c := netns.New(t, netns.Options{Hosts: 3})
 	m := writeMap(t, c)
 	keyFile := writeKeyFile(t, "datagram-cluster-key-0123456789abcdef\n")
-	var tapMu sync.Mutex
-	var sealed [][]byte
+	key, err := link.LoadAuth(keyFile, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ca := testConfig(c.Hosts[0], m)
 	ca.ClusterKeyFile, ca.Partition = keyFile, 1
-	ca.Link.Tap = func(f []byte, out bool) {
-		if h, err := wire.ParseFrame(f, wire.EtherType); out && err == nil && h.Type() == wire.TypeDatagram {
-			tapMu.Lock()
-			sealed = append(sealed, bytes.Clone(f))
-			tapMu.Unlock()
-		}
-	}
+	sealed := sealedSends(t, ca, key, func(h wire.Header) bool { return h.Type() == wire.TypeDatagram })
 	cb := testConfig(c.Hosts[1], m)
 	cb.ClusterKeyFile, cb.Partition = keyFile, 1
 	a := openPort(t, c.Hosts[0], 2, ca)
@@ -74,9 +69,7 @@ func TestIntegrationDatagram(t *testing.T) {
 	}
 
 	// Replays, from a host without the key, and a stranger's datagram.
-	tapMu.Lock()
-	replay := sealed
-	tapMu.Unlock()
+	replay := sealed()
 	if len(replay) != len(lengths) {
 		t.Fatalf("%d datagram frames captured", len(replay))
 	}

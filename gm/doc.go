@@ -98,15 +98,15 @@
 // # Capture and diagnostics
 //
 // Capture is a decorator the program attaches, so that a program that does
-// not capture does not link a pcap writer: package capture's Writer
-// records every frame a port sends and receives when its Tap is the port's
-// Config.Link.Tap. To honour ETHERGM_PCAP (one pcapng file per process,
-// shared by its ports):
+// not capture does not link a pcap writer: package capture's Writer.Wrap
+// decorates a link endpoint to record every frame it sends and receives,
+// and Config.WrapLink applies it to each link a port opens. To honour
+// ETHERGM_PCAP (one pcapng file per process, shared by its ports):
 //
 //	w, err := capture.FromEnv() // nil, and capture off, unless ETHERGM_PCAP is set
 //	if err != nil { ... }
 //	defer w.Close() // after the ports
-//	cfg.Link.Tap = w.TapFunc()
+//	cfg.WrapLink = w.Wrap // a nil Writer's Wrap returns the link as it is
 //
 // Port.DebugState describes the protocol state of every stream.
 //

@@ -260,7 +260,7 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		p.owner.release()
 		return nil, err
 	}
-	lks, err := openLinks(u, &lc, c.openLink)
+	lks, err := openLinks(u, &lc, c.openLink, c.WrapLink)
 	if err != nil {
 		p.owner.release()
 		return nil, linkError(err)
@@ -494,7 +494,7 @@ func (p *Port) markPolled() {
 // fail the same way if another port of this host is open, and with
 // SendTargetNodeUnreachable otherwise. Sends of this port still in progress
 // are abandoned without callbacks. A capture the program attached
-// (Config.Link.Tap) is the program's to flush and close, after the port.
+// (Config.WrapLink) is the program's to flush and close, after the port.
 // Close is idempotent.
 func (p *Port) Close() error {
 	if p.closed.Swap(true) {
@@ -1050,13 +1050,12 @@ func (p *Port) blockingReceive(spin time.Duration) *Event {
 		}
 		p.waiting.Store(true)
 		p.mu.Unlock()
-		n, err := p.rails.Wait(timeout)
+		err := p.rails.Wait(timeout)
 		p.mu.Lock()
 		now = p.readClockLocked()
 		p.waiting.Store(false)
-		// More frames may be waiting: the timers run in the next
-		// drainLocked, after the link has been emptied.
-		p.rails.Feed(now, n)
+		// The frames that woke the sleeper are read by the next
+		// drainLocked, which runs the timers after the rails are emptied.
 		p.markPolled()
 		p.mu.Unlock()
 		if err != nil {

@@ -14,8 +14,9 @@ import (
 // pairs them, stripes large messages over them and fails over between them
 // (see the package).
 
-// openLinks opens the links of unit u with open, one per interface.
-func openLinks(u *Unit, lc *link.Config, open func(string, *link.Config) (link.Endpoint, error)) ([]link.Endpoint, error) {
+// openLinks opens the links of unit u with open, one per interface, each
+// decorated with wrap if it is set.
+func openLinks(u *Unit, lc *link.Config, open func(string, *link.Config) (link.Endpoint, error), wrap func(link.Endpoint) link.Endpoint) ([]link.Endpoint, error) {
 	if len(u.Interfaces) > rail.MaxRails {
 		return nil, fmt.Errorf("unit %q has %d interfaces (at most %d rails)", u.Name, len(u.Interfaces), rail.MaxRails)
 	}
@@ -43,6 +44,9 @@ func openLinks(u *Unit, lc *link.Config, open func(string, *link.Config) (link.E
 				l.Close()
 			}
 			return nil, err
+		}
+		if wrap != nil {
+			lk = wrap(lk)
 		}
 		lks = append(lks, lk)
 	}

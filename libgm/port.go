@@ -182,7 +182,7 @@ func egm_open(c *C.struct_gm_port, unit, id C.uint, name *C.char, version C.uint
 		fmt.Fprintf(os.Stderr, "libgm: gm_open: %v\n", err)
 		return C.GM_FAILURE
 	}
-	cfg.Link.Tap = w.TapFunc()
+	cfg.WrapLink = w.Wrap
 	p, err := gm.Open(unitName(uint(unit)), int(id), C.GoString(name), cfg)
 	if err != nil {
 		if w != nil {

@@ -285,7 +285,7 @@ func run(args []string, stdout, stderr *os.File) int {
 		return c.Fail(err)
 	}
 	if o.serve {
-		cfg.Link.Tap = capt.TapFunc()
+		cfg.WrapLink = capt.Wrap
 		return serve(c, o, unit, &cfg, stop)
 	}
 	return client(c, o, unit, &cfg, capt, stop, stdout, stderr)
@@ -372,7 +372,7 @@ func client(c *cli.Command, o *options, unit *gm.Unit, cfg *gm.Config, capt *cap
 		text = lineWriter{w: text, p: prog}
 	}
 	ccfg := *cfg
-	ccfg.Link.Tap = capt.TapFunc()
+	ccfg.WrapLink = capt.Wrap
 	p, err := gm.OpenUnit(unit, o.port, "gm_allsize", &ccfg)
 	if err != nil {
 		return c.Fail(fmt.Errorf("open unit %s port %d: %w", unit.Name, o.port, err))

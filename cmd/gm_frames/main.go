@@ -160,21 +160,22 @@ func (o *options) run(stdout, stderr io.Writer) (err error) {
 			out.text = nil // JSON replaces the text on standard output
 		}
 	}
-	l, err := link.Open(o.iface, &link.Config{
+	lk, err := link.Open(o.iface, &link.Config{
 		EtherType: o.etherType,
 		Ports:     link.AllPorts,
-		Tap:       w.TapFunc(),
 	})
 	if err != nil {
 		return err
 	}
+	mode := lk.Mode()
+	l := w.Wrap(lk) // records every frame sent and received in --pcap's file
 	defer func() {
 		if cerr := l.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()
 	if o.listen {
-		return o.receive(l, out, stderr)
+		return o.receive(l, mode, out, stderr)
 	}
 	return o.send(l, out)
 }
@@ -209,7 +210,7 @@ func (o *output) record(r *frameRecord, text string) error {
 }
 
 // send sends the frame sample to o.remoteMAC.
-func (o *options) send(l *link.Link, out *output) error {
+func (o *options) send(l link.Endpoint, out *output) error {
 	dst, err := net.ParseMAC(o.remoteMAC)
 	if err != nil {
 		return err // checked by check
@@ -250,7 +251,7 @@ func (o *options) send(l *link.Link, out *output) error {
 
 // receive prints a summary of every frame received until o.count frames,
 // o.timeout, or SIGINT/SIGTERM.
-func (o *options) receive(l *link.Link, out *output, stderr io.Writer) error {
+func (o *options) receive(l link.Endpoint, mode string, out *output, stderr io.Writer) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sig)
@@ -269,7 +270,7 @@ func (o *options) receive(l *link.Link, out *output, stderr io.Writer) error {
 	if o.timeout > 0 {
 		deadline = time.Now().Add(o.timeout)
 	}
-	fmt.Fprintf(stderr, "gm_frames: listening on %s (%s), %s\n", l.Name(), l.HardwareAddr(), l.Mode())
+	fmt.Fprintf(stderr, "gm_frames: listening on %s (%s), %s\n", l.Name(), l.HardwareAddr(), mode)
 	var sum frameset.Summarizer
 	var eth ethernet.Frame // the received frame's addresses, for the record
 	frames := make([][]byte, 64)

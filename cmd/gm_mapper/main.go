@@ -213,7 +213,14 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- *driver.Driver) i
 		Unit: unit.Name, Interfaces: unit.Interfaces, Host: o.host,
 		Level: o.level, NumPasses: o.numPasses, VerifyInterval: o.verify,
 		MapFile: o.mapFile, HostsFile: o.hostsFile,
-		Tap: w.TapFunc(), Logger: log, Auth: keyAuth,
+		Logger: log, Auth: keyAuth,
+		OpenLink: func(ifname string, cfg *link.Config) (link.Endpoint, error) {
+			l, err := link.Open(ifname, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return w.Wrap(l), nil // records every frame in --pcap's file
+		},
 	})
 	if err != nil {
 		if errors.Is(err, driver.ErrBusy) {

@@ -104,11 +104,6 @@ type Config struct {
 	// TxFrames is the number of transmit-ring slots, rounded up to fill
 	// whole ring blocks; 0 means DefaultTxFrames.
 	TxFrames int
-	// Tap, if set, is called with every frame Recv or Wait delivers
-	// (outgoing false) and every frame sent (outgoing true). The frame is
-	// only valid during the call. Tap runs on the receiving or sending
-	// goroutine and must not call methods of the Link.
-	Tap func(frame []byte, outgoing bool)
 	// Auth, if set, is the cluster key (docs/SECURITY.md): every frame
 	// sent is sealed (wire.FlagAuth, a trailer with the partition and a
 	// MAC after the payload) and every frame received must carry a valid

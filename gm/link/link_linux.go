@@ -477,17 +477,17 @@ func (l *Link) Recv(frames [][]byte) int {
 	return l.RecvOwned(frames)
 }
 
-// RecvIdle is link.Idler's: it reports, with a few loads of the ring and
-// without the receive mutex, that Recv would return 0 now (also on a
-// closed Link). The caller must own the receive side: no Recv, Wait or
-// Close may run concurrently (see Idler).
+// RecvIdle is Endpoint's (CapIdle): it reports, with a few loads of the
+// ring and without the receive mutex, that Recv would return 0 now (also
+// on a closed Link). The caller must own the receive side: no Recv, Wait
+// or Close may run concurrently.
 func (l *Link) RecvIdle() bool {
 	return l.closed.Load() || l.rx.quiet()
 }
 
-// RecvOwned is link.OwnedReceiver's: Recv without the receive mutex, for a
-// caller that owns the receive side (no Recv, Wait or Close may run
-// concurrently; see Idler).
+// RecvOwned is Endpoint's (CapOwnedReceive): Recv without the receive
+// mutex, for a caller that owns the receive side (no Recv, Wait or Close
+// may run concurrently).
 func (l *Link) RecvOwned(frames [][]byte) int {
 	if l.closed.Load() || l.rx.idle() {
 		return 0
@@ -507,13 +507,6 @@ func (l *Link) recvLocked(frames [][]byte) int {
 		frames[n] = f
 		n++
 		bytes += len(f)
-		if l.cfg.Tap != nil {
-			if l.auth != nil {
-				l.cfg.Tap(f[:len(f)+auth.TrailerLen], false) // as received, sealed
-			} else {
-				l.cfg.Tap(f, false)
-			}
-		}
 	}
 	if n > 0 {
 		l.rxFrames.add(uint64(n))
@@ -713,9 +706,6 @@ func (l *Link) sendLocked(frame []byte) error {
 		if err == nil {
 			l.txFrames.add(1)
 			l.txBytes.add(uint64(len(frame)))
-			if l.cfg.Tap != nil {
-				l.cfg.Tap(frame, true)
-			}
 			return nil
 		}
 		if err == unix.EINTR || (err == unix.ENETDOWN && i == 0) {
@@ -832,9 +822,6 @@ func (l *Link) commitLocked(frame []byte) {
 	l.tx.commit(len(frame))
 	l.txPendFrames++
 	l.txPendBytes += uint64(len(frame))
-	if l.cfg.Tap != nil {
-		l.cfg.Tap(frame, true)
-	}
 }
 
 // kick asks the kernel to send every queued slot: sendto(fd, NULL, 0,
@@ -984,8 +971,7 @@ func (l *Link) pollKernelStats() {
 // Close closes the Link. It makes a concurrent Wait return ErrClosed,
 // waits until the receiving and sending goroutines have left the Link's
 // methods, then unmaps the rings (views returned by Recv become invalid)
-// and closes the sockets. It is idempotent and safe from any goroutine,
-// but must not be called from a Tap callback.
+// and closes the sockets. It is idempotent and safe from any goroutine.
 func (l *Link) Close() error {
 	if !l.closed.CompareAndSwap(false, true) {
 		return nil

@@ -22,8 +22,8 @@ func Open(ifname string, cfg *Config) (*Link, error) {
 // Recv returns 0.
 func (l *Link) Recv(frames [][]byte) int { return 0 }
 
-// RecvIdle returns true.
-func (l *Link) RecvIdle() bool { return true }
+// RecvIdle returns false.
+func (l *Link) RecvIdle() bool { return false }
 
 // RecvOwned returns 0.
 func (l *Link) RecvOwned(frames [][]byte) int { return 0 }
@@ -77,6 +77,18 @@ func (l *Link) Mode() string { return "unsupported" }
 
 // Close returns nil.
 func (l *Link) Close() error { return nil }
+
+// Caps returns 0.
+func (l *Link) Caps() Caps { return 0 }
+
+// Unwrap returns nil.
+func (l *Link) Unwrap() Endpoint { return nil }
+
+// JoinWait returns nil.
+func (l *Link) JoinWait(eps []Endpoint) Waiter { return nil }
+
+// SetPorts returns ErrNotSupported.
+func (l *Link) SetPorts(ports PortMask) error { return ErrNotSupported }
 
 // Geometry returns the zero Geometry: there are no rings on this system.
 func (l *Link) Geometry() Geometry { return Geometry{} }

@@ -401,11 +401,10 @@ func (r *rxRing) check(region []byte) ([]byte, bool) {
 		// The tag covers every byte the CRC covers, so a frame whose tag
 		// verifies needs no CRC check; the CRC only tells a corrupted
 		// frame (a CRC error, as without a key) from a forged one. The
-		// trailer follows the declared length; the view keeps it in its
-		// capacity for the Tap.
+		// trailer follows the declared length, outside the view.
 		switch err := r.auth.Open(region, n); err {
 		case nil:
-			return region[: n : n+auth.TrailerLen], true
+			return region[:n:n], true
 		case auth.ErrPartition:
 			r.foreignPartition.add(1)
 		default:

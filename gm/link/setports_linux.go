@@ -1,7 +1,5 @@
 package link
 
-var _ PortSetter = (*Link)(nil)
-
 // SetPorts changes the target ports the Link receives (Config.Ports; 0
 // means AllPorts) while it runs, by replacing the receive filter of its
 // sockets. Frames of the old set already in the ring are still returned,

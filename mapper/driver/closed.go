@@ -162,8 +162,8 @@ func (d *Driver) syncClosed() {
 		if r.closed != nil && r.mask == want {
 			continue
 		}
-		if ps, ok := r.closed.(link.PortSetter); ok && r.closed != nil {
-			if err := ps.SetPorts(want); err == nil {
+		if r.closed != nil && r.closed.Caps().Has(link.CapPortFilter) {
+			if err := r.closed.SetPorts(want); err == nil {
 				r.mask = want
 				continue
 			}

@@ -44,7 +44,7 @@
 // The Driver tells the connected ports which ports closed, so that they
 // look at the open ports at once too. On each rail it keeps a second link
 // whose port mask is exactly the ports that are closed (changed with
-// link.PortSetter, or reopened, when that set changes), read by a
+// link.CapPortFilter: SetPorts, or reopened, when that set changes), read by a
 // goroutine of its own. An OPEN (the start of a session) or a data frame
 // (or PUT, GET, GOT) that arrives there for this host's node id is
 // answered at once with the NACK PORT_CLOSED of wire.AppendPortClosedNack,

@@ -89,9 +89,6 @@ type Config struct {
 	// woken by each frame. See DefaultRecvPoll for why polling is the
 	// default.
 	RecvPoll time.Duration
-	// Tap, if set, sees every frame the Driver's links send and receive
-	// (a pcap writer's Tap).
-	Tap func(frame []byte, outgoing bool)
 	// OpenLink opens the Driver's links (nil: link.Open): a link per
 	// rail for mapper frames, and one for the frames of closed ports.
 	// Tests give in-memory links (linktest.Hub.Opener).
@@ -415,7 +412,7 @@ func (d *Driver) recvAll() {
 func (d *Driver) dispatch(w waitLink, frames [][]byte) {
 	now := d.now()
 	for _, f := range frames {
-		// A link that cannot select target ports (no link.PortSetter
+		// A link that cannot select target ports (no link.CapPortFilter
 		// behind its Config.Ports) hands over every port's frames.
 		if h, err := wire.ParseFrame(f, d.cfg.EtherType); err == nil && h.TargetPort() == MapperPort {
 			d.core.Input(now, w.rail, f)
@@ -680,30 +677,8 @@ func (d *Driver) syncLinks() {
 	}
 }
 
-// waitFunc returns how the Driver sleeps on its links: link.MultiWait for
-// AF_PACKET links, the links' own WaitAny if they have one (linktest),
-// else a short sleep. It consumes no frame (recvAll reads them).
+// waitFunc returns how the Driver sleeps on its links (link.NewWaiter).
+// It consumes no frame (recvAll reads them).
 func waitFunc(eps []link.Endpoint) func(time.Duration) error {
-	lks := make([]*link.Link, 0, len(eps))
-	for _, e := range eps {
-		if l, ok := e.(*link.Link); ok {
-			lks = append(lks, l)
-		}
-	}
-	if len(lks) == len(eps) {
-		mw := link.NewMultiWait(lks...)
-		return func(timeout time.Duration) error {
-			_, _, err := mw.Wait(nil, timeout)
-			return err
-		}
-	}
-	if w, ok := eps[0].(interface {
-		WaitAny(eps []link.Endpoint, timeout time.Duration) error
-	}); ok {
-		return func(timeout time.Duration) error { return w.WaitAny(eps, timeout) }
-	}
-	return func(timeout time.Duration) error {
-		time.Sleep(min(timeout, time.Millisecond))
-		return nil
-	}
+	return link.NewWaiter(eps...).Wait
 }

@@ -29,7 +29,6 @@ func (d *Driver) linkConfig(ports link.PortMask, blocks int) *link.Config {
 		V2:        true,
 		RxBlocks:  blocks,
 		TxFrames:  txFrames,
-		Tap:       d.cfg.Tap,
 		Auth:      d.cfg.Auth,
 	}
 }

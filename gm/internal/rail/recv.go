@@ -3,6 +3,7 @@ package rail
 import (
 	"time"
 
+	"github.com/ethergm/ethergm/gm/link"
 	"github.com/ethergm/ethergm/wire"
 )
 
@@ -20,9 +21,6 @@ import (
 // empty is looked at again every recheck frames, so that no ring runs
 // ahead of another by more than that.
 func (s *Set) Drain(now time.Duration) (int, bool) {
-	if s.n == 1 {
-		return s.drainOne(now)
-	}
 	s.maintain(now)
 	got, pumped, checked := 0, 0, 0
 	for i := range s.links {
@@ -61,18 +59,16 @@ func (s *Set) Drain(now time.Duration) (int, bool) {
 }
 
 // Idle reports, with a few loads and without the links' locks, that a
-// Drain now would read no frame: every ring is idle (link.Idler) and no
+// Drain now would read no frame: every ring is idle (link.CapIdle) and no
 // frame read from a ring waits to be merged. It is false if a link cannot
 // tell. The caller owns the receive side as Drain's does, and calls it
-// neither during a Wait nor concurrently with Close (see link.Idler).
+// neither during a Wait nor concurrently with Close (see
+// link.Endpoint.RecvIdle).
 func (s *Set) Idle() bool {
-	if s.idlers == nil {
+	if !s.caps.Has(link.CapIdle) {
 		return false
 	}
-	if s.n == 1 {
-		return s.idlers[0].RecvIdle()
-	}
-	for i, l := range s.idlers {
+	for i, l := range s.links {
 		if s.pos[i] < len(s.b[i]) || !l.RecvIdle() {
 			return false
 		}
@@ -80,47 +76,11 @@ func (s *Set) Idle() bool {
 	return true
 }
 
-// drainOne is Drain for a set of one rail.
-func (s *Set) drainOne(now time.Duration) (int, bool) {
-	fr, got := s.fr[0], 0
-	for {
-		n := s.recv(0, fr)
-		for _, f := range fr[:n] {
-			s.eng.Input(now, f)
-		}
-		got += n
-		if n < len(fr) {
-			return got, true
-		}
-		s.eng.Pump(now)
-		if got >= MaxDrain {
-			return got, false
-		}
-	}
-}
-
-// Wait sleeps in the kernel until a frame arrives on a rail, a Wake, a
-// Close (link.ErrClosed) or timeout. A set of one reads the frames that
-// woke it and returns their number: the caller passes them to Feed (with
-// its lock held, before the next Drain). Several rails read nothing (the
-// next Drain merges the rings) and return 0.
-func (s *Set) Wait(timeout time.Duration) (int, error) {
-	if s.n == 1 {
-		return s.links[0].Wait(s.fr[0], timeout)
-	}
-	return 0, s.wait(timeout)
-}
-
-// Feed passes the engine the n frames the last Wait read, then sends what
-// became due (the engine's timers wait for the next Drain: more frames may
-// be waiting).
-func (s *Set) Feed(now time.Duration, n int) {
-	for _, f := range s.fr[0][:n] {
-		s.eng.Input(now, f)
-	}
-	if n > 0 {
-		s.eng.Pump(now)
-	}
+// Wait sleeps until a frame arrives on a rail, a Wake, a Close
+// (link.ErrClosed) or timeout (link.Waiter); it reads nothing: the next
+// Drain does.
+func (s *Set) Wait(timeout time.Duration) error {
+	return s.waiter.Wait(timeout)
 }
 
 // refill reads a batch from every ring whose batch is consumed.
@@ -132,19 +92,11 @@ func (s *Set) refill() {
 	}
 }
 
-// recv reads frames from ring i: without the link's receive lock if it
-// allows that (link.OwnedReceiver). The caller owns the receive side
-// (Drain's callers hold the port's mutex, and no Wait runs meanwhile).
-func (s *Set) recv(i int, fr [][]byte) int {
-	if s.owned != nil {
-		return s.owned[i].RecvOwned(fr)
-	}
-	return s.links[i].Recv(fr)
-}
-
-// fill reads a batch from ring i.
+// fill reads a batch from ring i, as the owner of its receive side
+// (without the link's receive lock if it has link.CapOwnedReceive):
+// Drain's callers hold the port's mutex, and no Wait runs meanwhile.
 func (s *Set) fill(i int) int {
-	n := s.recv(i, s.fr[i])
+	n := s.links[i].RecvOwned(s.fr[i])
 	s.b[i], s.pos[i], s.full[i] = s.fr[i][:n], 0, n == len(s.fr[i])
 	return n
 }
@@ -152,7 +104,7 @@ func (s *Set) fill(i int) int {
 // heard records that frame f arrived on rail i.
 func (s *Set) heard(i int, f []byte, now time.Duration) {
 	h := wire.FrameHeader(f)
-	pp := s.peer(h.SourceNode())
+	pp := s.railPeer(h.SourceNode())
 	if pp == nil {
 		return
 	}

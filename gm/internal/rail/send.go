@@ -9,15 +9,15 @@ import (
 	"github.com/ethergm/ethergm/wire"
 )
 
-// route chooses the rail for frame f and returns it with the state of the
-// frame's target node (nil if unknown: rail 0).
+// route chooses the rail for frame f and returns it with the rail state
+// of the frame's target node (nil if unknown, or with one rail: rail 0).
 func (s *Set) route(f []byte) (int, *peer) {
 	if len(f) < wire.EthHeaderLen+wire.HeaderLen {
 		return 0, nil
 	}
 	h := wire.FrameHeader(f)
 	node := h.TargetNode()
-	pp := s.peer(node)
+	pp := s.railPeer(node)
 	if pp == nil {
 		return 0, nil
 	}
@@ -89,9 +89,6 @@ func isDown(err error) bool {
 // Send sends one frame on its rail; if that rail's interface turns out to
 // be down, on another.
 func (s *Set) Send(f []byte) error {
-	if s.n == 1 {
-		return s.send(0, f)
-	}
 	var err error
 	for try := 0; try < s.n; try++ {
 		r, pp := s.route(f)
@@ -108,14 +105,11 @@ func (s *Set) Send(f []byte) error {
 	return err
 }
 
-// send sends one frame on rail i: without the link's send lock if it
-// allows that (link.OwnedSender). The engine sends with the port's mutex
-// held, which every sender of the set holds.
+// send sends one frame on rail i, as the owner of its send side (without
+// the link's send lock if it has link.CapOwnedSend): the engine sends with
+// the port's mutex held, which every sender of the set holds.
 func (s *Set) send(i int, f []byte) error {
-	if s.ownedTx != nil {
-		return s.ownedTx[i].SendOwned(f)
-	}
-	return s.links[i].Send(f)
+	return s.links[i].SendOwned(f)
 }
 
 // SendBatch sends frames, each on its rail, in order: every run of
@@ -124,9 +118,6 @@ func (s *Set) send(i int, f []byte) error {
 // first frame that was not sent (later ones may have been), or
 // len(frames).
 func (s *Set) SendBatch(frames [][]byte) (int, error) {
-	if s.n == 1 {
-		return s.links[0].SendBatch(frames)
-	}
 	s.pps = s.pps[:0]
 	for start := 0; start < len(frames); {
 		r, pp := s.route(frames[start])
@@ -168,9 +159,6 @@ func (s *Set) SendBatch(frames [][]byte) (int, error) {
 // next frame of a batch usually goes there too), else on any rail that is
 // not down, else on any rail.
 func (s *Set) TxSlot() []byte {
-	if s.n == 1 {
-		return s.links[0].TxSlot()
-	}
 	for pass := 0; pass < 2; pass++ {
 		for k := 0; k < s.n; k++ {
 			r := (s.slotRail + k) % s.n
@@ -189,24 +177,37 @@ func (s *Set) TxSlot() []byte {
 	return nil
 }
 
-// errNoSlot is returned by TxCommit when the frame's rail has no free slot
-// (the engine retries the frame shortly).
-var errNoSlot = errors.New("gm: rail transmit ring full")
-
 // TxCommit queues the frame built in the slot of the last TxSlot on its
 // rail: in place if the slot is on that rail, else copied into a slot of
 // the right rail.
 func (s *Set) TxCommit(n int) error {
-	if s.n == 1 {
-		return s.links[0].TxCommit(n)
+	_, err := s.commit(n, false)
+	return err
+}
+
+// TxCommitNext is TxCommit followed by TxSlot: it queues the frame built
+// in the slot of the last TxSlot (or TxCommitNext) and lends the next
+// slot, or nil. A frame committed in place commits and lends with one
+// call of its link (link.CapSlots: one lock round trip).
+func (s *Set) TxCommitNext(n int) ([]byte, error) {
+	next, err := s.commit(n, true)
+	if err != nil || next != nil {
+		return next, err
 	}
+	return s.TxSlot(), nil
+}
+
+// commit is TxCommit; with next, it also returns the next slot of the
+// frame's rail if it committed the frame in place (nil otherwise: the
+// caller asks TxSlot).
+func (s *Set) commit(n int, next bool) ([]byte, error) {
 	src, buf := s.slotLink, s.slotBuf
 	s.slotBuf = nil
 	if n <= 0 || buf == nil {
-		return nil
+		return nil, nil
 	}
 	if n > len(buf) {
-		return link.ErrFrameSize
+		return nil, link.ErrFrameSize
 	}
 	f := buf[:n]
 	r, pp := s.route(f)
@@ -216,7 +217,8 @@ func (s *Set) TxCommit(n int) error {
 		// in order.
 		s.flush(q)
 	}
-	if r != src {
+	moved := r != src
+	if moved {
 		d := s.links[r].TxSlot()
 		if d == nil {
 			if err := s.links[r].Flush(); err != nil && isDown(err) {
@@ -225,51 +227,42 @@ func (s *Set) TxCommit(n int) error {
 			d = s.links[r].TxSlot()
 		}
 		if d == nil || n > len(d) {
-			return errNoSlot
+			return nil, errNoSlot
 		}
 		f = d[:copy(d, f)]
 		s.st.moved++
 	}
 	s.rewrite(f, r, pp)
-	if err := s.links[r].TxCommit(n); err != nil {
+	var slot []byte
+	var err error
+	if next && !moved {
+		slot, err = s.links[r].TxCommitNext(n)
+	} else {
+		err = s.links[r].TxCommit(n)
+	}
+	if err != nil {
 		if isDown(err) {
 			s.markDown(r)
 		}
-		return err
+		return nil, err
 	}
 	s.queued |= 1 << r
 	s.slotRail = r
 	s.sent(pp, r, f)
-	return nil
+	if slot != nil {
+		s.slotLink, s.slotBuf = r, slot
+	}
+	return slot, nil
 }
 
-// slotNexter is a link that commits a slot and lends the next one with
-// one lock round trip (link.Link.TxCommitNext).
-type slotNexter interface {
-	TxCommitNext(n int) ([]byte, error)
-}
-
-// TxCommitNext is TxCommit followed by TxSlot: it queues the frame built
-// in the slot of the last TxSlot (or TxCommitNext) and lends the next
-// slot, or nil. A set of one rail does both under the link's lock once,
-// if the link can.
-func (s *Set) TxCommitNext(n int) ([]byte, error) {
-	if s.n == 1 && s.next0 != nil {
-		return s.next0.TxCommitNext(n)
-	}
-	if err := s.TxCommit(n); err != nil {
-		return nil, err
-	}
-	return s.TxSlot(), nil
-}
+// errNoSlot is returned by TxCommit when the frame's rail has no free slot
+// (the engine retries the frame shortly).
+var errNoSlot = errors.New("gm: rail transmit ring full")
 
 // Flush starts the transmission of the frames committed on every rail.
 // Frames queued on a rail that is down are left to the engine's
 // retransmission.
 func (s *Set) Flush() error {
-	if s.n == 1 {
-		return s.links[0].Flush()
-	}
 	return s.flush(s.queued)
 }
 

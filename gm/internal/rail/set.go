@@ -54,13 +54,14 @@ type Engine interface {
 // MACs, MTU, SetPorts, Close and LinkStats comes from under it), and its send side
 // and its receive side are each used by one goroutine at a time.
 type Set struct {
-	links []link.Endpoint
-	wait  func(timeout time.Duration) error // sleeps on every rail (several rails)
-	n     int
-	macs  [][6]byte // this host's MAC on each rail
-	num   []int     // rail number of each link (see "Pairing")
-	mtu   int       // the smallest MTU of the rails
-	chunk uint32    // bytes of payload per stripe chunk
+	links  []link.Endpoint
+	caps   link.Caps   // the capabilities every link has
+	waiter link.Waiter // sleeps on every rail
+	n      int
+	macs   [][6]byte // this host's MAC on each rail
+	num    []int     // rail number of each link (see "Pairing")
+	mtu    int       // the smallest MTU of the rails
+	chunk  uint32    // bytes of payload per stripe chunk
 
 	eng   Engine
 	clock func() time.Duration
@@ -76,24 +77,19 @@ type Set struct {
 	lastMaint   time.Duration
 	lastCarrier time.Duration
 
-	// Receive: the current batch of each ring (a set of one reads into
-	// fr[0] and also lends it to Wait).
+	// Receive: the current batch of each ring.
 	fr       [][][]byte
 	b        [][][]byte
 	pos      []int
 	full     []bool
-	pickNext int                  // ring pick looks at first
-	idlers   []link.Idler         // the links as link.Idler, nil unless every one is (Idle)
-	owned    []link.OwnedReceiver // the links as link.OwnedReceiver, nil unless every one is (recv)
-	ownedTx  []link.OwnedSender   // the links as link.OwnedSender, nil unless every one is (send)
+	pickNext int // ring pick looks at first
 
 	// Transmit.
 	pps      []*peer
-	slotRail int        // rail of the next TxSlot (the last frame's)
-	slotLink int        // rail whose slot the engine holds
-	slotBuf  []byte     // that slot
-	queued   uint8      // rails with committed frames not yet flushed
-	next0    slotNexter // links[0], if it commits and lends with one lock (a set of one)
+	slotRail int    // rail of the next TxSlot (the last frame's)
+	slotLink int    // rail whose slot the engine holds
+	slotBuf  []byte // that slot
+	queued   uint8  // rails with committed frames not yet flushed
 
 	st counters
 }
@@ -134,37 +130,20 @@ func New(links []link.Endpoint) *Set {
 		peers: map[uint32]*peer{},
 		fr:    make([][][]byte, n), b: make([][][]byte, n), pos: make([]int, n), full: make([]bool, n),
 	}
-	s.next0, _ = links[0].(slotNexter)
+	s.caps = ^link.Caps(0)
 	for i, l := range links {
 		s.num[i] = i
 		s.macs[i] = [6]byte(l.HardwareAddr())
 		s.mtu = min(s.mtu, l.MTU())
 		s.fr[i] = make([][]byte, batch)
-		if n > 1 && !l.Running() {
+		s.caps &= l.Caps()
+		if !l.Running() {
 			s.down |= 1 << i
 		}
 	}
 	s.chunk = uint32(chunkFrames * (s.mtu - wire.HeaderLen))
-	s.idlers = every[link.Idler](links)
-	s.owned = every[link.OwnedReceiver](links)
-	s.ownedTx = every[link.OwnedSender](links)
-	if n > 1 {
-		s.wait = newWait(links)
-	}
+	s.waiter = link.NewWaiter(links...)
 	return s
-}
-
-// every returns links as T, or nil unless every link is a T.
-func every[T any](links []link.Endpoint) []T {
-	out := make([]T, len(links))
-	for i, l := range links {
-		t, ok := l.(T)
-		if !ok {
-			return nil
-		}
-		out[i] = t
-	}
-	return out
 }
 
 // Attach connects the set to the engine it feeds and to the port's clock
@@ -172,38 +151,6 @@ func every[T any](links []link.Endpoint) []T {
 func (s *Set) Attach(eng Engine, clock func() time.Duration) {
 	s.eng, s.clock = eng, clock
 }
-
-// newWait returns how several rails sleep together: link.MultiWait for
-// AF_PACKET links, the endpoints' own WaitAny if they have one (linktest),
-// else a short sleep (the port then polls every pollSleep while it waits).
-func newWait(eps []link.Endpoint) func(time.Duration) error {
-	lks := make([]*link.Link, 0, len(eps))
-	for _, e := range eps {
-		if l, ok := e.(*link.Link); ok {
-			lks = append(lks, l)
-		}
-	}
-	if len(lks) == len(eps) {
-		mw := link.NewMultiWait(lks...)
-		return func(timeout time.Duration) error {
-			_, _, err := mw.Wait(nil, timeout)
-			return err
-		}
-	}
-	if w, ok := eps[0].(interface {
-		WaitAny(eps []link.Endpoint, timeout time.Duration) error
-	}); ok {
-		return func(timeout time.Duration) error { return w.WaitAny(eps, timeout) }
-	}
-	return func(timeout time.Duration) error {
-		time.Sleep(min(timeout, pollSleep))
-		return nil
-	}
-}
-
-// pollSleep is how long a port with several rails sleeps between looks at
-// its rails when they cannot sleep together (see newWait).
-const pollSleep = 100 * time.Microsecond
 
 // ---- the port's view ----
 
@@ -241,16 +188,14 @@ func (s *Set) MTU() int { return s.mtu }
 func (s *Set) Wake() { s.links[0].Wake() }
 
 // SetPorts narrows (or widens) the target ports every rail's link receives,
-// on the links that can change it (link.PortSetter); the others keep
+// on the links that can change it (link.CapPortFilter); the others keep
 // delivering every port's frames. It returns the first error. Like Close,
 // it may be called without the port's mutex, from one goroutine at a time.
 func (s *Set) SetPorts(ports link.PortMask) error {
 	var err error
 	for _, l := range s.links {
-		if ps, ok := l.(link.PortSetter); ok {
-			if serr := ps.SetPorts(ports); serr != nil && err == nil {
-				err = serr
-			}
+		if serr := l.SetPorts(ports); serr != nil && err == nil {
+			err = serr
 		}
 	}
 	return err
@@ -270,9 +215,6 @@ func (s *Set) Close() error {
 // LinkStats returns the sums of the rails' link counters (Mode lists the
 // rails' modes if they differ).
 func (s *Set) LinkStats() link.Stats {
-	if s.n == 1 {
-		return s.links[0].Stats()
-	}
 	var st link.Stats
 	modes := make([]string, s.n)
 	same := true
@@ -335,11 +277,8 @@ func (s *Set) State(out []Stats) {
 	}
 }
 
-// Debug describes the rails' state for people ("" for a set of one).
+// Debug describes the rails' state for people.
 func (s *Set) Debug() string {
-	if s.n == 1 {
-		return ""
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "  rails:")
 	for i, l := range s.links {
@@ -444,6 +383,21 @@ func (s *Set) peer(node uint32) *peer {
 	}
 	s.last = pp
 	return pp
+}
+
+// railPeer returns the rail state of node for choosing among the rails
+// (route) and learning which rails the peer answers on (heard): peer's, or
+// nil if the node is unknown. With one rail there is nothing to choose
+// and nothing to learn, so it is nil too: route, rewrite, sent and heard
+// then cost a few instructions per frame instead of a peer lookup, the
+// per-peer counters and a clock read per message, which a set of one
+// would compute for nothing (BenchmarkFakePingPong8 in package gm pays
+// for them). It is the one place where a set of one takes a shortcut.
+func (s *Set) railPeer(node uint32) *peer {
+	if s.n == 1 {
+		return nil
+	}
+	return s.peer(node)
 }
 
 // setMACs sets pp's MAC on each rail from its map entry e (see "Pairing").

@@ -12,7 +12,6 @@
 package linktest
 
 import (
-	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -80,17 +79,12 @@ func (h *Hub) sleep(timer <-chan time.Time) (expired bool) {
 }
 
 // Open attaches a new Link named name with MAC address mac and MTU mtu (0:
-// DefaultMTU) to the segment. cfg may be nil; its Tap, if set, sees every
-// frame the Link sends and receives, as link.Link's does (the other fields
-// are ignored).
+// DefaultMTU) to the segment. cfg may be nil; its fields are ignored.
 func (h *Hub) Open(name string, mac [6]byte, mtu int, cfg *link.Config) *Link {
 	if mtu <= 0 {
 		mtu = DefaultMTU
 	}
 	l := &Link{hub: h, name: name, mac: mac, mtu: mtu, running: true}
-	if cfg != nil {
-		l.tap = cfg.Tap
-	}
 	l.slots = make([][]byte, txSlots)
 	for i := range l.slots {
 		l.slots[i] = make([]byte, wire.EthHeaderLen+mtu)
@@ -150,7 +144,6 @@ type Link struct {
 	name string
 	mac  [6]byte
 	mtu  int
-	tap  func(frame []byte, outgoing bool)
 
 	// Guarded by hub.mu. Frame buffers are recycled (steady state without
 	// allocation): lent holds the frames of the last Recv, free those
@@ -175,11 +168,22 @@ type Link struct {
 	committed int
 }
 
-var (
-	_ link.Endpoint      = (*Link)(nil)
-	_ link.Idler         = (*Link)(nil)
-	_ link.OwnedReceiver = (*Link)(nil)
-)
+var _ link.Endpoint = (*Link)(nil)
+
+// caps are a Link's capabilities: those of link.Link, so that ports over a
+// Link take the paths they take over a link.Link, but for the port filter
+// (a Link delivers every port's frames). The owned methods take the Hub's
+// lock all the same: it guards the frames the senders queue.
+const caps = link.CapOwnedReceive | link.CapIdle | link.CapOwnedSend | link.CapSlots | link.CapMultiWait
+
+// Caps returns the Link's capabilities.
+func (l *Link) Caps() link.Caps { return caps }
+
+// Unwrap returns nil: a Link wraps no endpoint.
+func (l *Link) Unwrap() link.Endpoint { return nil }
+
+// SetPorts does nothing: a Link delivers every port's frames.
+func (l *Link) SetPorts(link.PortMask) error { return nil }
 
 // Name returns the interface name given to Open.
 func (l *Link) Name() string { return l.name }
@@ -235,9 +239,6 @@ func (l *Link) sendLocked(frame []byte) error {
 	}
 	l.st.TxFrames++
 	l.st.TxBytes += uint64(len(frame))
-	if l.tap != nil {
-		l.tap(frame, true)
-	}
 	l.hub.deliverLocked(l, frame)
 	return nil
 }
@@ -248,6 +249,9 @@ func (l *Link) Send(frame []byte) error {
 	defer l.hub.mu.Unlock()
 	return l.sendLocked(frame)
 }
+
+// SendOwned is Send.
+func (l *Link) SendOwned(frame []byte) error { return l.Send(frame) }
 
 // SendBatch sends frames in order.
 func (l *Link) SendBatch(frames [][]byte) (int, error) {
@@ -283,6 +287,14 @@ func (l *Link) TxCommit(n int) error {
 	return nil
 }
 
+// TxCommitNext is TxCommit followed by TxSlot.
+func (l *Link) TxCommitNext(n int) ([]byte, error) {
+	if err := l.TxCommit(n); err != nil {
+		return nil, err
+	}
+	return l.TxSlot(), nil
+}
+
 // Flush sends the committed frames.
 func (l *Link) Flush() error {
 	l.hub.mu.Lock()
@@ -306,9 +318,6 @@ func (l *Link) recvLocked(frames [][]byte) int {
 	for _, f := range frames[:n] {
 		l.st.RxFrames++
 		l.st.RxBytes += uint64(len(f))
-		if l.tap != nil {
-			l.tap(f, false)
-		}
 	}
 	l.lent = append(l.lent, l.rx[:n]...)
 	k := copy(l.rx, l.rx[n:])
@@ -318,12 +327,12 @@ func (l *Link) recvLocked(frames [][]byte) int {
 	return n
 }
 
-// RecvIdle is link.Idler's: it reports, without locking the Hub, that
-// Recv would return 0.
+// RecvIdle is link.Endpoint's: it reports, without locking the Hub, that
+// Recv would return 0 and has no frame of an earlier Recv to recycle.
 func (l *Link) RecvIdle() bool { return l.held.Load() == 0 }
 
-// RecvOwned is Recv for the owner of the receive side (see link.Idler): an
-// empty poll takes no lock; one that finds frames takes the Hub's lock,
+// RecvOwned is Recv for the owner of the receive side (CapOwnedReceive):
+// an empty poll takes no lock; one that finds frames takes the Hub's lock,
 // which guards the frames its senders queue.
 func (l *Link) RecvOwned(frames [][]byte) int {
 	if l.held.Load() == 0 {
@@ -415,20 +424,31 @@ func (l *Link) Close() error {
 	return nil
 }
 
-// WaitAny sleeps until one of eps (Links of l's Hub, l among them) holds a
-// frame (it consumes none), one of them is woken, timeout passes or one of
-// them is closed (link.ErrClosed): the several-link form of Wait, which a
-// multi-rail port uses to sleep on its rails.
-func (l *Link) WaitAny(eps []link.Endpoint, timeout time.Duration) error {
-	links := make([]*Link, len(eps))
+// JoinWait returns a link.Waiter that sleeps until one of eps (Links of
+// l's Hub, l among them) holds a frame (it consumes none), one of them is
+// woken, timeout passes or one of them is closed (link.ErrClosed); nil if
+// eps holds another kind of endpoint or a Link of another Hub.
+func (l *Link) JoinWait(eps []link.Endpoint) link.Waiter {
+	w := &waiter{hub: l.hub, links: make([]*Link, len(eps))}
 	for i, e := range eps {
 		x, ok := e.(*Link)
 		if !ok || x.hub != l.hub {
-			return errors.New("linktest: WaitAny on links of different hubs")
+			return nil
 		}
-		links[i] = x
+		w.links[i] = x
 	}
-	h := l.hub
+	return w
+}
+
+// waiter is the link.Waiter of Links of one Hub.
+type waiter struct {
+	hub   *Hub
+	links []*Link
+}
+
+// Wait is link.Waiter's.
+func (w *waiter) Wait(timeout time.Duration) error {
+	h := w.hub
 	var timer <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -437,7 +457,7 @@ func (l *Link) WaitAny(eps []link.Endpoint, timeout time.Duration) error {
 	}
 	for {
 		h.mu.Lock()
-		for _, l := range links {
+		for _, l := range w.links {
 			switch {
 			case l.closed:
 				h.mu.Unlock()
