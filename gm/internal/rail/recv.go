@@ -19,7 +19,9 @@ import (
 // frame precedes in its stream. A ring whose batch was full (more may
 // wait) is read again as soon as its batch is consumed, and a ring found
 // empty is looked at again every recheck frames, so that no ring runs
-// ahead of another by more than that.
+// ahead of another by more than that. Drain ends when every batch is
+// consumed and none was full: one read of a ring that holds a few frames,
+// as for a set of one rail, the ordinary case.
 func (s *Set) Drain(now time.Duration) (int, bool) {
 	s.maintain(now)
 	got, pumped, checked := 0, 0, 0
@@ -28,19 +30,23 @@ func (s *Set) Drain(now time.Duration) (int, bool) {
 	}
 	for {
 		i := s.pick()
-		if i < 0 || (got-checked >= recheck && got < MaxDrain) {
-			if i < 0 && got >= MaxDrain {
+		if i < 0 {
+			// Every batch is consumed, and every ring was last found
+			// with fewer frames than a batch (a full one is read again
+			// at once, below): what arrived since came after now.
+			if got >= MaxDrain {
 				if got > pumped {
 					s.eng.Pump(now)
 				}
 				return got, false
 			}
+			return got, true
+		}
+		if got-checked >= recheck && got < MaxDrain {
 			// Look again at every consumed ring.
 			checked = got
 			s.refill()
-			if i = s.pick(); i < 0 {
-				return got, true
-			}
+			i = s.pick()
 		}
 		f := s.b[i][s.pos[i]]
 		s.pos[i]++
