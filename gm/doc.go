@@ -113,7 +113,11 @@
 // # Links
 //
 // A port depends on link.Endpoint, not on the AF_PACKET link itself:
-// Config.OpenLink opens each interface's endpoint (link.Open by default).
+// Config.OpenLink opens each interface's endpoint (link.Open by default),
+// and Config.WrapLink, if set, decorates each one (a capture). The port
+// takes the fast paths the endpoints state in their Caps (reads and sends
+// without the link's locks, the idle check of a polling Receive, frames
+// built in transmit slots) and sleeps on its rails through link.NewWaiter.
 // The endpoint's Geometry sizes the port's protocol engine: the receive
 // window it advertises to its peers' senders, and which frames it builds in
 // place in transmit slots.

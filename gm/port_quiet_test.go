@@ -23,7 +23,7 @@ func (c *countingLink) Recv(frames [][]byte) int {
 	return c.Link.Recv(frames)
 }
 
-// RecvOwned is the read a port's rails make (link.OwnedReceiver): without
+// RecvOwned is the read a port's rails make (link.Endpoint's): without
 // it the embedded Link's would run, uncounted, and the test below could
 // not fail.
 func (c *countingLink) RecvOwned(frames [][]byte) int {

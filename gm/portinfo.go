@@ -69,8 +69,9 @@ type PortInfo struct {
 	// the unit while it is the lowest-numbered open one (it answers for
 	// them; docs/GM-API.md §11). The kernel filters follow the open
 	// ports at every map poll; RxPorts changes once every rail's filter
-	// has changed. A link that cannot filter (not a link.PortSetter)
-	// takes in every port's frames whatever RxPorts says.
+	// has changed. A link that cannot filter (without
+	// link.CapPortFilter) takes in every port's frames whatever RxPorts
+	// says.
 	RxPorts []int `json:"rx_ports,omitempty"`
 	// Congestion is the congestion control state of every host the port
 	// sent to, in node order (docs/PROTOCOL.md, "Congestion control").

@@ -23,7 +23,7 @@ for p in "${pure[@]}"; do
 done
 [ $status -eq 0 ] && echo "layering: ${pure[*]} link no I/O packages"
 
-# Capture decorates the link (Config.Tap): the port and its link must not
+# Capture decorates the link (capture.Writer.Wrap): the port and its link must not
 # link the pcap writer, so that a program that does not capture does not
 # link gopacket; nor the in-memory test links.
 core=(./gm ./gm/link)
@@ -32,7 +32,7 @@ cstatus=0
 for p in "${core[@]}"; do
 	bad=$(go list -deps "$p" | grep -E "$nocapture" || true)
 	if [ -n "$bad" ]; then
-		echo "layering: $p must not import (directly or not): $(echo $bad) (attach capture through link.Config.Tap)" >&2
+		echo "layering: $p must not import (directly or not): $(echo $bad) (attach capture with gm.Config.WrapLink = w.Wrap)" >&2
 		cstatus=1
 	fi
 done

@@ -5,6 +5,39 @@
 // well enough to filter, bound and check frames; everything else (ports,
 // tokens, reliability) is the GM layer's business.
 //
+// # The contract
+//
+// Endpoint is the one link contract: the GM port, the mapper and the tools
+// use a link only through it, and nothing above this package asks for a
+// concrete type. An endpoint states what it can do beyond the common
+// methods in Caps (as gVisor's link endpoints do): CapOwnedReceive and
+// CapOwnedSend (RecvOwned and SendOwned skip the endpoint's locks for a
+// caller that owns that side), CapIdle (RecvIdle tells an empty ring from
+// a few loads), CapSlots (TxSlot lends transmit-ring slots, TxCommitNext
+// commits and lends with one lock), CapPortFilter (SetPorts keeps other
+// ports' frames out) and CapMultiWait (JoinWait sleeps on several
+// endpoints of one kind). Every method exists on every endpoint; without
+// the capability it falls back to the plain form (RecvOwned is Recv,
+// RecvIdle is false, SetPorts does nothing), so a caller may always call
+// it and looks at Caps only to choose a path. A Link has every capability;
+// the in-memory links of gm/link/linktest all but the port filter.
+//
+// NewWaiter sleeps on several endpoints at once (a multi-rail port's
+// rails): the endpoints' own JoinWait (for Links, a MultiWait over their
+// file descriptors) found through decorators (Unwrap), else a poll every
+// PollInterval.
+//
+// A decorator wraps an endpoint and is one: it forwards Caps and every
+// method, adds its own work and returns the wrapped endpoint from Unwrap.
+// Package capture's Writer.Wrap is one (a GM port applies it to each link
+// with gm.Config.WrapLink); the link itself knows nothing of capture.
+//
+// The protocol engine (gm/internal/proto) is sans-I/O and does not import
+// this package: its Out, SlotOut and SlotNexter are the send side of an
+// Endpoint as the port's rail set (gm/internal/rail) presents it, one
+// method for one: Send (the rail's SendOwned), SendBatch, TxSlot, TxCommit,
+// Flush and TxCommitNext.
+//
 // # Sockets
 //
 // A Link owns up to three AF_PACKET SOCK_RAW sockets and an eventfd:
@@ -114,7 +147,8 @@
 // partition in Stats.ForeignPartition, and skipped. The CRC, which the tag
 // makes redundant, is computed only for a frame that fails, to tell
 // corruption from forgery. The views Recv and Wait return end at the
-// payload (the trailer stays in their capacity); MTU is 20 bytes less.
+// payload, without the trailer; MTU is 20 bytes less. A decorator above
+// the Link (a capture) sees the frames before sealing and after opening.
 // Without a key none of this runs (docs/SECURITY.md).
 //
 // # Waiting
@@ -159,8 +193,9 @@
 //
 // # Concurrency
 //
-// One goroutine at a time may receive (Recv, Wait) and one may send (Send,
-// SendBatch, TxSlot, TxCommit, Flush); they may be different goroutines.
+// One goroutine at a time may receive (Recv, RecvOwned, RecvIdle, Wait)
+// and one may send (Send, SendOwned, SendBatch, TxSlot, TxCommit,
+// TxCommitNext, Flush); they may be different goroutines.
 // Wake, Stats, Mode, HardwareAddr, MTU, Name and Close are safe from any
 // goroutine. The frames Recv and Wait return are views into the ring,
 // valid until the next Recv or Wait or Close, and must not be modified; a

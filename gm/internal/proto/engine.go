@@ -58,12 +58,19 @@ var (
 
 // Out is where the engine sends frames. Frames passed to Send and SendBatch
 // are only valid during the call.
+//
+// Out, SlotOut and SlotNexter are the engine's sans-I/O view of the send
+// side of the link contract (gm/link's Endpoint, which this package does
+// not import): each method is the Endpoint method of the same name, and
+// the port's rail set (gm/internal/rail.Set) implements all three over its
+// links, with Send as the links' SendOwned. They are the only other
+// statement of that contract.
 type Out interface {
 	Send(frame []byte) error
 	SendBatch(frames [][]byte) (int, error)
 }
 
-// SlotOut is an Out that also lends transmit-ring slots (link.Link does):
+// SlotOut is an Out that also lends transmit-ring slots (link.CapSlots):
 // the engine then builds the frames of a batch directly in the slots (no
 // copy), commits each and starts the batch with one Flush, if its frames
 // are at least Config.ZeroCopyMin bytes (the link says from which size
@@ -77,8 +84,8 @@ type SlotOut interface {
 }
 
 // SlotNexter is a SlotOut that can also commit a slot and lend the next
-// one in a single call (link.Link and the gm package's rail set can, with
-// one lock round trip instead of two): the engine then fills a batch of
+// one in a single call (the rail set can, with one lock round trip of a
+// link.Link instead of two): the engine then fills a batch of
 // slots with one such call per frame. The slot it returns (nil if none
 // is free) is used only before any other call of the SlotOut.
 type SlotNexter interface {

@@ -1,15 +1,28 @@
 // Package rail is the set of links (rails) of a GM port: one per interface
 // of the port's unit. The port always talks to a Set, of one rail or of
-// several: the protocol engine sends through it (it is a proto.SlotOut),
+// several: the protocol engine sends through it (it is a proto.SlotOut and
+// a proto.SlotNexter, the send side of its links' link.Endpoint),
 // the port drains it, sleeps on it and reads its counters through it, and
 // it holds the peers' MAC addresses (resolution for the engine, the rails'
 // pairing) in one table, rebuilt by SetMap when the node map changes.
 //
-// # One rail
+// # One path for any number of rails
 //
-// A set of one rail hands every call to its link: the engine's frames
-// carry the MAC Resolve gave, the rail is never down or suspect (its link
-// is used whatever its state), and none of what follows runs.
+// A set of one rail is the ordinary case of the same code: frames are
+// routed (to rail 0), drained through the same merge (of one ring) and
+// the set sleeps through a link.Waiter (link.NewWaiter) for one rail or
+// several; Wait reads nothing, the next Drain does. One rail is never
+// suspect (it is a peer's last working rail), and a down one is reported
+// but still used (every peer's usable rails fall back to it). The one
+// shortcut is Set.railPeer: with one rail there is no choice to make and
+// nothing to learn about which rail a peer answers on, so the per-peer
+// rail state is not kept (BenchmarkFakeRails1Hop shows that it pays).
+//
+// The set uses its links through link.Endpoint only: it reads and sends
+// as the owner of their receive and send sides (RecvOwned, SendOwned:
+// without their locks where the link has link.CapOwnedReceive and
+// CapOwnedSend), asks RecvIdle only if every link has link.CapIdle, and
+// commits a frame built in place with the link's TxCommitNext.
 //
 // # Several rails
 //
