@@ -54,7 +54,7 @@ func TestNewWaiter(t *testing.T) {
 	if len(got) != 2 || got[0] != Endpoint(a) || got[1] != Endpoint(b) {
 		t.Fatalf("JoinWait got %v, want the innermost endpoints", got)
 	}
-	if !Caps(CapSlots | CapIdle).Has(CapIdle) || Caps(CapIdle).Has(CapIdle|CapSlots) {
+	if !Caps(CapSlots|CapIdle).Has(CapIdle) || Caps(CapIdle).Has(CapIdle|CapSlots) {
 		t.Fatal("Caps.Has")
 	}
 }
