@@ -48,6 +48,8 @@ type leaderState struct {
 	// heard every host's periodic SCOUT, so that its first map marks no
 	// present host absent.
 	holdUntil Time
+	// announce: it has just begun to lead and sends its SCOUT at once.
+	announce bool
 	// outbid are the hosts of the map above whose other mapper's map
 	// this leader made a new version, until they name its map (see
 	// resendIfBehind).
@@ -140,8 +142,9 @@ func contentKey(es []entry) []byte {
 	for _, e := range es {
 		b = binary.BigEndian.AppendUint32(b, uint32(e.id))
 		b = append(b, byte(e.flags), e.up, byte(len(e.macs)), byte(len(e.name)))
-		for _, mac := range e.macs {
+		for i, mac := range e.macs {
 			b = append(b, mac[:]...)
+			b = append(b, e.seen[i])
 		}
 		b = append(b, e.name...)
 	}
@@ -273,7 +276,7 @@ func (m *Mapper) configBodies(flags wire.ConfigFlags, v uint32, es []entry) [][]
 
 func (e *entry) wire() wire.ConfigEntry {
 	we := wire.ConfigEntry{NodeID: uint32(e.id), Flags: e.flags, UniqueID: e.macs[0],
-		NumRails: uint8(len(e.macs)), UpMask: e.up, Name: []byte(e.name)}
+		NumRails: uint8(len(e.macs)), UpMask: e.up, Seen: e.seen, Name: []byte(e.name)}
 	copy(we.MACs[:], e.macs)
 	return we
 }
@@ -441,7 +444,7 @@ func (m *Mapper) onConfig(now Time, rail int, src nodemap.MAC, c *wire.Config) {
 
 func fromWire(we *wire.ConfigEntry) entry {
 	e := entry{id: nodemap.NodeID(we.NodeID), flags: we.Flags, name: string(we.Name), up: we.UpMask,
-		macs: make([]nodemap.MAC, we.NumRails)}
+		seen: we.Seen, macs: make([]nodemap.MAC, we.NumRails)}
 	copy(e.macs, we.MACs[:we.NumRails])
 	return e
 }
@@ -562,7 +565,7 @@ func (m *Mapper) install(now Time, v uint32, mapper nodemap.MAC, es []entry) boo
 			self = es[i].id
 		}
 	}
-	routes := m.routes(es, now)
+	routes := m.routes(es, mapper, now)
 	nm, err := buildMap(v, mapper, es, routes)
 	if err != nil {
 		m.drop(DropMap)

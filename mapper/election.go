@@ -1,6 +1,9 @@
 package mapper
 
-import "github.com/ethergm/ethergm/nodemap"
+import (
+	"github.com/ethergm/ethergm/nodemap"
+	"github.com/ethergm/ethergm/wire"
+)
 
 // Election: the mapper in charge is the host with the highest (level,
 // unique id) among this host (if its level is not 0) and the peers with a
@@ -39,6 +42,18 @@ func (m *Mapper) elect(now Time) {
 	}
 	m.electedLevel = bestLevel
 	if best != m.elected {
+		prev := m.elected
+		if prev != self && prev != (nodemap.MAC{}) && !m.self.starting && !m.searching() {
+			if p := m.net.peers[prev]; p == nil || !m.peerAlive(p, now) {
+				// The mapper this host followed went silent. Its
+				// followers sent their SCOUTs to it alone, so this host
+				// has heard none of them lately: it broadcasts its
+				// SCOUTs, at once, and hears theirs (they all notice
+				// within an interval) before it may lead.
+				m.self.searchUntil = now + m.interval + m.pass
+				m.self.nextScout = min(m.self.nextScout, now)
+			}
+		}
 		m.elected = best
 		m.counters.LeaderChanges++
 		// A map being received from another mapper is dropped.
@@ -46,8 +61,14 @@ func (m *Mapper) elect(now Time) {
 			m.asm = assembly{}
 		}
 	}
+	if m.searching() && best != self {
+		if p := m.net.peers[best]; p != nil && p.flags&wire.HostLeader != 0 {
+			// A mapper in charge is heard again: follow it.
+			m.self.searchUntil = never
+		}
+	}
 	switch {
-	case m.elected == self && !m.self.starting && !m.lead.active:
+	case m.elected == self && !m.self.starting && !m.searching() && !m.lead.active:
 		m.becomeLeader(now)
 	case m.elected != self && m.lead.active:
 		m.stepDown(now)
@@ -71,7 +92,7 @@ func (m *Mapper) configured() bool {
 }
 
 func (m *Mapper) becomeLeader(now Time) {
-	m.lead = leaderState{active: true, nextIssue: now, nextRetry: never, lastIssue: never, holdUntil: never}
+	m.lead = leaderState{active: true, nextIssue: now, nextRetry: never, lastIssue: never, holdUntil: never, announce: true}
 	m.hand = handover{next: never}
 	// Hosts that other mappers numbered keep their ids where free.
 	for _, p := range m.net.peers {
@@ -102,7 +123,10 @@ func (m *Mapper) becomeLeader(now Time) {
 		hold = false
 	}
 	if hold {
-		m.lead.holdUntil = m.self.startAt + m.interval + m.interval/2
+		// The followers of another mapper send their SCOUTs to it
+		// alone: they send one here within a startup pass of hearing
+		// this host's first SCOUT as mapper in charge (nudge).
+		m.lead.holdUntil = max(m.self.startAt+m.interval+m.interval/2, now+2*m.pass)
 	}
 }
 

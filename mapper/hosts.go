@@ -249,6 +249,7 @@ type entry struct {
 	name  string
 	macs  []nodemap.MAC
 	up    uint8
+	seen  [wire.MaxRails]uint8 // per MAC: the mapper's rails that hear it
 }
 
 func (e *entry) absent() bool { return e.flags&wire.EntryAbsent != 0 }
@@ -259,6 +260,7 @@ type view struct {
 	name    string
 	macs    []nodemap.MAC
 	up      uint8
+	seen    [wire.MaxRails]uint8
 	claimed nodemap.NodeID
 }
 
@@ -266,8 +268,11 @@ type view struct {
 func (m *Mapper) present(now Time) []view {
 	self := view{uid: m.cfg.MACs[0], name: m.cfg.Host, macs: m.cfg.MACs}
 	for r := range m.cfg.MACs {
-		if m.self.railUp[r] && m.alive(m.self.railHeard[r], now) {
-			self.up |= 1 << r
+		if m.self.railUp[r] {
+			self.seen[r] = 1 << r
+			if m.alive(m.self.railHeard[r], now) {
+				self.up |= 1 << r
+			}
 		}
 	}
 	vs := []view{self}
@@ -279,6 +284,13 @@ func (m *Mapper) present(now Time) []view {
 		for i := range p.numRails {
 			if p.rails[i].State&(wire.RailUp|wire.RailHearing) == wire.RailUp|wire.RailHearing {
 				v.up |= 1 << i
+			}
+			if h := m.net.macs[p.rails[i].MAC]; h != nil {
+				for r, up := range m.self.railUp {
+					if up && m.alive(h[r], now) {
+						v.seen[i] |= 1 << r
+					}
+				}
 			}
 		}
 		vs = append(vs, v)
@@ -368,7 +380,7 @@ func (m *Mapper) desired(now Time) ([]entry, []Duplicate) {
 	for i := range vs {
 		presentUID[vs[i].uid] = true
 	}
-	in := make(map[*record]uint8, len(kept))
+	in := make(map[*record]*view, len(kept))
 	for _, v := range kept {
 		r := m.tbl.byUID[v.uid]
 		if r == nil {
@@ -386,13 +398,16 @@ func (m *Mapper) desired(now Time) ([]entry, []Duplicate) {
 			}
 		}
 		r.name, r.macs = v.name, slices.Clone(v.macs)
-		in[r] = v.up
+		in[r] = v
 	}
 	es := make([]entry, 0, len(m.tbl.recs))
 	for _, r := range m.tbl.recs {
-		up, ok := in[r]
+		v, ok := in[r]
 		r.absent = !ok
-		e := entry{id: r.id, name: r.name, macs: r.macs, up: up}
+		e := entry{id: r.id, name: r.name, macs: r.macs}
+		if ok {
+			e.up, e.seen = v.up, v.seen
+		}
 		if !ok {
 			e.flags = wire.EntryAbsent
 		}

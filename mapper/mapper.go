@@ -170,7 +170,11 @@ func New(cfg Config, out Output) (*Mapper, error) {
 // stale are counted in Status().Counters.Drops and dropped. frame is not
 // retained.
 func (m *Mapper) Input(now Time, rail int, frame []byte) {
-	m.input(m.clock(now), rail, frame)
+	now = m.clock(now)
+	m.input(now, rail, frame)
+	if m.lead.announce {
+		m.sendScouts(now)
+	}
 }
 
 // Tick runs the timers due at now. Call it when now >= NextDeadline().
@@ -324,6 +328,13 @@ func (m *Mapper) tick(now Time) {
 	if now < m.self.quietUntil {
 		return
 	}
+	if m.searching() && now >= m.self.searchUntil {
+		m.self.searchUntil = never
+		m.elect(now)
+		if m.lead.announce {
+			m.sendScouts(now)
+		}
+	}
 	if now >= m.self.nextScout {
 		m.scoutTick(now)
 	}
@@ -351,6 +362,9 @@ func (m *Mapper) nextDeadline() Time {
 	}
 	if m.hand.next != never {
 		d = min(d, m.hand.next)
+	}
+	if m.searching() {
+		d = min(d, m.self.searchUntil)
 	}
 	return max(d, m.self.quietUntil)
 }

@@ -85,7 +85,7 @@ func TestStaleAndMalformed(t *testing.T) {
 		// Wrong body revision, wrong header version, truncated, bad CRC.
 		g3 := slices.Clone(f)
 		g3h, _ := wire.ParseFrame(g3, wire.EtherType)
-		g3h.Payload()[0] = 2
+		g3h.Payload()[0] = wire.MapperRev + 1
 		g3h.UpdateCRC()
 		bad = append(bad, g3)
 		g4 := slices.Clone(f)

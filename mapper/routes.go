@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/ethergm/ethergm/nodemap"
+	"github.com/ethergm/ethergm/wire"
 )
 
 // Routes. Each host computes its own routes from what it hears: a route to
@@ -15,6 +16,44 @@ import (
 // rails and hosts with fewer rails all get the routes their wiring allows.
 // Absent hosts get none. When only the routes change, the map is installed
 // again with the same version.
+
+// pickRail is pick for the interfaces of peer p, without allocating.
+func (m *Mapper) pickRail(p *peer, r int, now Time) (int, bool) {
+	best := -1
+	for i := range p.numRails {
+		h := m.net.macs[p.rails[i].MAC]
+		if h == nil || !m.alive(h[r], now) {
+			continue
+		}
+		if i == r {
+			return i, true
+		}
+		if best < 0 {
+			best = i
+		}
+	}
+	return best, best >= 0
+}
+
+// pickSeen returns the index of the MAC of e to use on a local rail that
+// the mapper hears on its rails mask: a MAC the mapper hears on one of
+// them is on the same segment. The same rail number is preferred, else
+// the lowest.
+func pickSeen(e *entry, r int, mask uint8) (int, bool) {
+	best := -1
+	for i := range e.macs {
+		if e.seen[i]&mask == 0 {
+			continue
+		}
+		if i == r {
+			return i, true
+		}
+		if best < 0 {
+			best = i
+		}
+	}
+	return best, best >= 0
+}
 
 // pick returns the index in macs of the MAC to use on local rail r.
 func (m *Mapper) pick(macs []nodemap.MAC, r int, now Time) (int, bool) {
@@ -34,10 +73,41 @@ func (m *Mapper) pick(macs []nodemap.MAC, r int, now Time) (int, bool) {
 	return best, best >= 0
 }
 
-// routes computes this host's routes to the hosts of es.
-func (m *Mapper) routes(es []entry, now Time) []nodemap.Route {
+// routes computes this host's routes to the hosts of es, a map made by
+// mapper. A follower hears only the mapper in charge (scout.go): on a
+// local rail the mapper hears, the map says which peer MACs share its
+// segment (wire.ConfigEntry.Seen); on a rail the mapper does not hear,
+// the hosts there broadcast their SCOUTs and the routes are the MACs
+// heard. The mapper itself hears every host.
+func (m *Mapper) routes(es []entry, mapper nodemap.MAC, now Time) []nodemap.Route {
 	var rs []nodemap.Route
 	self := m.cfg.MACs[0]
+	// seg[r]: the mapper's rails on the segment of local rail r, from
+	// this host's entry (the mapper's rails that hear it) and from the
+	// mapper's interfaces this host hears on r.
+	var seg [wire.MaxRails]uint8
+	if mapper != self {
+		for k := range es {
+			e := &es[k]
+			switch {
+			case e.absent():
+			case e.macs[0] == self:
+				for r := range min(len(e.macs), len(m.self.railUp)) {
+					seg[r] |= e.seen[r]
+				}
+			case e.macs[0] == mapper:
+				for i, mac := range e.macs {
+					if h := m.net.macs[mac]; h != nil {
+						for r := range m.self.railUp {
+							if m.alive(h[r], now) {
+								seg[r] |= e.seen[i]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 	for k := range es {
 		e := &es[k]
 		if e.absent() || e.macs[0] == self {
@@ -45,6 +115,12 @@ func (m *Mapper) routes(es []entry, now Time) []nodemap.Route {
 		}
 		for r, up := range m.self.railUp {
 			if !up {
+				continue
+			}
+			if seg[r] != 0 {
+				if i, ok := pickSeen(e, r, seg[r]); ok {
+					rs = append(rs, nodemap.Route{Node: e.id, Local: m.cfg.MACs[r], Peer: e.macs[i]})
+				}
 				continue
 			}
 			if i, ok := m.pick(e.macs, r, now); ok {
@@ -92,7 +168,7 @@ func (m *Mapper) refreshRoutes(now Time) {
 	if m.cur.m == nil {
 		return
 	}
-	rs := m.routes(m.cur.entries, now)
+	rs := m.routes(m.cur.entries, m.cur.mapper, now)
 	if slices.Equal(rs, m.cur.routes) {
 		return
 	}

@@ -23,6 +23,11 @@ type selfState struct {
 	seq       uint32
 	railUp    []bool
 	railHeard []Time // last frame from another host, per rail
+	// searchUntil: the mapper this host followed went silent, and this
+	// host broadcasts its SCOUTs and hears the others' until then before
+	// it may lead (never: not searching). See elect.
+	searchUntil Time
+	dsts        []nodemap.MAC // targets of a SCOUT being sent
 	// quietUntil: after a stall no timer runs before it, so that the
 	// frames that waited in the rings are read first (see clock).
 	quietUntil Time
@@ -64,6 +69,7 @@ func (m *Mapper) init() {
 	m.dead = MissedIntervals*iv + iv/2
 	m.retry = min(iv/2, 100*time.Millisecond)
 	n := len(m.cfg.MACs)
+	m.self.searchUntil = never
 	m.self.railUp = make([]bool, n)
 	m.self.railHeard = make([]Time, n)
 	for i := range n {
@@ -108,7 +114,7 @@ func (m *Mapper) selfInfo(now Time, h *wire.HostInfo) {
 	if m.self.starting {
 		h.Flags |= wire.HostHello
 	}
-	if m.leading() && m.cur.mapper == m.cfg.MACs[0] {
+	if m.leading() {
 		h.Flags |= wire.HostLeader
 	}
 	if m.configured() {
@@ -126,8 +132,10 @@ func (m *Mapper) selfInfo(now Time, h *wire.HostInfo) {
 	}
 }
 
-// sendScouts broadcasts a SCOUT on every up rail.
+// sendScouts sends a SCOUT on every up rail: unicast to the mappers in
+// charge this host hears there (see targets), else broadcast.
 func (m *Mapper) sendScouts(now Time) {
+	m.lead.announce = false
 	var h wire.HostInfo
 	m.selfInfo(now, &h)
 	m.self.seq++
@@ -137,11 +145,87 @@ func (m *Mapper) sendScouts(now Time) {
 	}
 	m.body = body
 	for r, up := range m.self.railUp {
-		if up {
+		if !up {
+			continue
+		}
+		dsts := m.targets(r, now)
+		if len(dsts) == 0 {
 			m.send(r, wire.Broadcast, wire.TypeScout, 0, m.self.seq, body)
+			continue
+		}
+		for _, dst := range dsts {
+			var tnode uint32
+			if e, ok := m.cur.m.ByMAC(dst); ok {
+				tnode = uint32(e.ID)
+			}
+			m.send(r, dst, wire.TypeScout, tnode, m.self.seq, body)
 		}
 	}
 	m.self.lastScout = now
+}
+
+// targets returns the MACs to which a follower sends its SCOUT on rail r
+// instead of broadcasting it: the mapper it follows and any other mapper
+// in charge it hears on r. Only they need it: they number the hosts, and
+// routes come with their maps (routes.go). So a follower sends one frame
+// per rail per interval and hears one (its mapper's SCOUT), and the
+// mapper in charge hears every host: O(N) frames per interval, not N².
+// A host broadcasts (nil) while it starts, searches for a new mapper or
+// leads, and on a rail where it hears no mapper in charge, whose peers
+// then learn their routes there by hearing it.
+func (m *Mapper) targets(r int, now Time) []nodemap.MAC {
+	if m.self.starting || m.searching() || m.leading() {
+		return nil
+	}
+	dsts := m.self.dsts[:0]
+	for _, p := range m.net.peers {
+		// The mapper in charge, or the one this host will follow once
+		// it has made its startup passes.
+		if p.flags&wire.HostLeader == 0 && (p.uid != m.elected || p.flags&wire.HostHello == 0) || !m.peerAlive(p, now) {
+			continue
+		}
+		if i, ok := m.pickRail(p, r, now); ok {
+			dsts = append(dsts, p.rails[i].MAC)
+		}
+	}
+	if len(dsts) > 1 {
+		slices.SortFunc(dsts, compareMAC)
+	}
+	m.self.dsts = dsts
+	return dsts
+}
+
+// answersHello reports whether this host answers a hello from src on rail.
+func (m *Mapper) answersHello(rail int, src nodemap.MAC, now Time) bool {
+	if m.leading() {
+		return true
+	}
+	dsts := m.targets(rail, now)
+	return len(dsts) == 0 || slices.Contains(dsts, src)
+}
+
+// searching reports whether this host looks for a new mapper in charge
+// (see elect).
+func (m *Mapper) searching() bool { return m.self.searchUntil != never }
+
+// nudge brings this host's next scout round forward to within a startup
+// pass, by an offset its unique id fixes (spread evenly across hosts), so
+// that a new mapper in charge hears every follower soon and not all at
+// once; at most four rounds per interval.
+func (m *Mapper) nudge(now Time) {
+	if !m.self.started || m.self.starting {
+		return
+	}
+	m.self.nextScout = min(m.self.nextScout, max(now+m.jitter(), m.self.lastScout+m.interval/4))
+}
+
+// jitter is this host's offset in [0, pass): a hash of its unique id.
+func (m *Mapper) jitter() Time {
+	h := uint64(14695981039346656037)
+	for _, b := range m.cfg.MACs[0] {
+		h = (h ^ uint64(b)) * 1099511628211
+	}
+	return Time(h % uint64(m.pass))
 }
 
 // scoutTick runs the periodic scout round: liveness, election, scouts,
@@ -162,6 +246,11 @@ func (m *Mapper) scoutTick(now Time) {
 		m.self.nextScout = now + m.pass
 	} else {
 		m.self.nextScout = now + m.interval
+	}
+	if m.lead.announce {
+		// It leads from now on: the hosts that follow it learn it from
+		// its SCOUT, and send theirs to it.
+		m.sendScouts(now)
 	}
 	m.refreshRoutes(now)
 }
@@ -254,6 +343,7 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 	}
 	wasAlive := m.peerAlive(p, now)
 	wasCandidate := wasAlive && p.level > 0
+	newLeader := h.Flags&wire.HostLeader != 0 && (!wasAlive || p.flags&wire.HostLeader == 0)
 	changed := !wasAlive || p.name != name || p.level != h.Level
 	if p.numRails != int(h.NumRails) || p.rails != h.Rails {
 		changed = true
@@ -288,9 +378,16 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 	if changed {
 		m.changed(now)
 	}
+	if newLeader && !m.leading() {
+		m.nudge(now)
+	}
 	m.resendIfBehind(now, p)
+	// A hello is answered by the mapper in charge, by the hosts that
+	// broadcast their SCOUTs on that rail, and by those that send theirs
+	// to the starting host (the mapper they will follow); the others let
+	// their mapper in charge answer.
 	if t == wire.TypeScout && h.Flags&wire.HostHello != 0 && m.self.railUp[rail] &&
-		now-p.replied[rail] >= m.pass*3/2 {
+		now-p.replied[rail] >= m.pass*3/2 && m.answersHello(rail, src, now) {
 		p.replied[rail] = now
 		var me wire.HostInfo
 		m.selfInfo(now, &me)

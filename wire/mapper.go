@@ -11,7 +11,7 @@ const (
 	// MapperRev is the revision of the mapper bodies this package speaks,
 	// carried in byte 0 of every SCOUT, SCOUT_REPLY, CONFIG and CONFIG_ACK
 	// body. Receivers drop bodies of another revision (ErrMapperRev).
-	MapperRev = 1
+	MapperRev = 2
 	// MaxHostNameLen is the longest host name a mapper body may carry
 	// (GM_MAX_HOST_NAME_LEN). Names contain no NUL byte.
 	MaxHostNameLen = 128
@@ -27,8 +27,10 @@ const (
 	// payload), before the entries.
 	ConfigLen = 20
 	// ConfigEntryLen is the length of the fixed part of one Config entry,
-	// before its MACs and host name.
+	// before its rails and host name.
 	ConfigEntryLen = 8
+	// ConfigRailLen is the length of one rail of a Config entry.
+	ConfigRailLen = 8
 	// ConfigAckLen is the length of a ConfigAck body (CONFIG_ACK payload).
 	ConfigAckLen = 16
 	// NodeNone is the node id of a host that has not been assigned one.
@@ -43,7 +45,10 @@ const (
 	// HostHello: the sender is starting (its startup passes); every host
 	// that hears the SCOUT answers it with a unicast SCOUT_REPLY.
 	HostHello HostFlags = 1 << 0
-	// HostLeader: the sender is the mapper in charge of the map it names.
+	// HostLeader: the sender is the mapper in charge (it leads, whether or
+	// not it has made a map yet); the hosts that follow it send their
+	// SCOUTs to it, unicast. With MapperID = UniqueID, the map it names is
+	// its own.
 	HostLeader HostFlags = 1 << 1
 	// HostConfigured: every host of the map the sender holds has
 	// acknowledged it (the network is fully configured).
@@ -239,7 +244,8 @@ const (
 
 // ConfigEntry is one row of the host table: a host's node id, interfaces
 // and name. Wire layout: node id u32 | flags u8 | rail count u8 |
-// up mask u8 | name length u8 | MACs [rail count][6] | name [name length].
+// up mask u8 | name length u8 | rails [rail count] (MAC [6] | seen u8 |
+// reserved u8) | name [name length].
 type ConfigEntry struct {
 	// NodeID is the node id the mapper assigned to the host (never 0).
 	NodeID uint32
@@ -254,6 +260,12 @@ type ConfigEntry struct {
 	UpMask uint8
 	// MACs are the host's interfaces in rail order; MACs[0] is UniqueID.
 	MACs [MaxRails][6]byte
+	// Seen has, per interface, bit s set when the mapper hears that MAC on
+	// its own rail s: two interfaces whose Seen masks share a bit are on
+	// one segment, which is how a host learns routes to peers it does not
+	// hear itself. The mapper's own interface r has bit r. Zero: the
+	// mapper does not hear it.
+	Seen [MaxRails]uint8
 	// Name is the host name, at most MaxHostNameLen bytes, no NUL. In
 	// entries from a parsed Config it aliases the frame.
 	Name []byte
@@ -280,7 +292,7 @@ func (e *ConfigEntry) EncodedLen() int {
 	if n == 0 {
 		n = 1
 	}
-	return ConfigEntryLen + 6*n + len(e.Name)
+	return ConfigEntryLen + ConfigRailLen*n + len(e.Name)
 }
 
 // AppendConfig appends a Config body to b: the fields of h, Count =
@@ -326,7 +338,9 @@ func AppendConfig(b []byte, h *ConfigHeader, entries []ConfigEntry) ([]byte, err
 		off += ConfigEntryLen
 		for r := range nr {
 			copy(e[off:off+6], ms[r][:])
-			off += 6
+			e[off+6] = en.Seen[r]
+			e[off+7] = 0
+			off += ConfigRailLen
 		}
 		off += copy(e[off:], en.Name)
 	}
@@ -397,7 +411,7 @@ func entryEnd(b []byte) (int, bool) {
 	if nr < 1 || nr > MaxRails || up>>nr != 0 {
 		return 0, false
 	}
-	end := ConfigEntryLen + 6*nr + nl
+	end := ConfigEntryLen + ConfigRailLen*nr + nl
 	if end > len(b) || !validName(b[end-nl:end]) {
 		return 0, false
 	}
@@ -460,10 +474,12 @@ func (it *ConfigIter) Next() (ConfigEntry, bool) {
 	}
 	nr := int(b[5])
 	for r := range nr {
-		e.MACs[r] = [6]byte(b[ConfigEntryLen+6*r:])
+		rb := b[ConfigEntryLen+ConfigRailLen*r:]
+		e.MACs[r] = [6]byte(rb)
+		e.Seen[r] = rb[6]
 	}
 	e.UniqueID = e.MACs[0]
-	e.Name = b[ConfigEntryLen+6*nr : end : end]
+	e.Name = b[ConfigEntryLen+ConfigRailLen*nr : end : end]
 	it.b = b[end:]
 	return e, true
 }

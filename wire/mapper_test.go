@@ -21,8 +21,8 @@ var (
 	scoutHex = "ffffffffffff" + "020000000001" + "88b5" +
 		"01" + "20" + "01" + "01" + "0000" + "00" + "00" +
 		"00000000" + "00000001" + "00000000" + "00000005" + "00000000" +
-		"00000029" + "00000000" + "0029" + "0000" + "86fafd07" +
-		"01" + "06" + "01" + "05" + "00000003" + "00000001" + "020000000001" + "02" + "00" +
+		"00000029" + "00000000" + "0029" + "0000" + "492ca5e6" +
+		"02" + "06" + "01" + "05" + "00000003" + "00000001" + "020000000001" + "02" + "00" +
 		"020000000001" + "03" + "00" + "020000000101" + "01" + "00" + "6e6f646530"
 )
 
@@ -41,7 +41,7 @@ func TestGoldenScout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.CRC() != 0x86fafd07 || refCRC32C(want[14:54], want[58:]) != h.CRC() {
+	if h.CRC() != 0x492ca5e6 || refCRC32C(want[14:54], want[58:]) != h.CRC() {
 		t.Fatalf("CRC %08x", h.CRC())
 	}
 	hi, err := ParseHostInfo(h.Payload())
@@ -115,7 +115,7 @@ func TestHostInfo(t *testing.T) {
 	}
 	// Field offsets.
 	b, _ := AppendHostInfo(nil, &tests[1].h)
-	want := "01" + "81" + "ff" + "0c" + "deadbeef" + "01020304" + "0708090a0b0c" + "01" + "00" +
+	want := "02" + "81" + "ff" + "0c" + "deadbeef" + "01020304" + "0708090a0b0c" + "01" + "00" +
 		"010203040506" + "01" + "00" + hex.EncodeToString([]byte("host.example"))
 	if hex.EncodeToString(b) != want {
 		t.Fatalf("HostInfo bytes %x, want %s", b, want)
@@ -141,7 +141,7 @@ func TestParseHostInfoErrors(t *testing.T) {
 		{"nine rails", mod(func(b []byte) []byte { b[18] = 9; return append(b, make([]byte, 7*HostRailLen)...) }), ErrBody},
 		{"rail count too big", mod(func(b []byte) []byte { b[18] = 3; return b }), ErrBody},
 		{"revision 0", mod(func(b []byte) []byte { b[0] = 0; return b }), ErrMapperRev},
-		{"revision 2", mod(func(b []byte) []byte { b[0] = 2; return b }), ErrMapperRev},
+		{"revision 1", mod(func(b []byte) []byte { b[0] = 1; return b }), ErrMapperRev},
 	}
 	for _, tt := range tests {
 		if _, err := ParseHostInfo(tt.b); !errors.Is(err, tt.err) {
@@ -181,7 +181,7 @@ func normEntry(e ConfigEntry) ConfigEntry {
 func equalEntry(a, b ConfigEntry) bool {
 	a, b = normEntry(a), normEntry(b)
 	return a.NodeID == b.NodeID && a.Flags == b.Flags && a.UniqueID == b.UniqueID && a.NumRails == b.NumRails &&
-		a.UpMask == b.UpMask && a.MACs == b.MACs && bytes.Equal(a.Name, b.Name)
+		a.UpMask == b.UpMask && a.MACs == b.MACs && a.Seen == b.Seen && bytes.Equal(a.Name, b.Name)
 }
 
 func TestConfig(t *testing.T) {
@@ -267,9 +267,9 @@ func TestConfig(t *testing.T) {
 	// Pinned bytes of a one-entry body.
 	b, _ := AppendConfig(nil, &ConfigHeader{Flags: ConfigTable, MapVersion: 0x01020304, MapperID: macA, TotalHosts: 2, First: 1},
 		[]ConfigEntry{{NodeID: 2, Flags: EntryAbsent, UniqueID: macB, NumRails: 2, UpMask: 2,
-			MACs: [MaxRails][6]byte{macB, macC}, Name: []byte("node1")}})
-	want := "01" + "01" + "0002" + "01020304" + "020000000001" + "0001" + "0001" + "0000" +
-		"00000002" + "01" + "02" + "02" + "05" + "020000000002" + "020000000003" + "6e6f646531"
+			MACs: [MaxRails][6]byte{macB, macC}, Seen: [MaxRails]uint8{0, 3}, Name: []byte("node1")}})
+	want := "02" + "01" + "0002" + "01020304" + "020000000001" + "0001" + "0001" + "0000" +
+		"00000002" + "01" + "02" + "02" + "05" + "020000000002" + "0000" + "020000000003" + "0300" + "6e6f646531"
 	if hex.EncodeToString(b) != want {
 		t.Fatalf("Config bytes %x, want %s", b, want)
 	}
@@ -301,7 +301,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"no rails", mod(func(b []byte) []byte { b[ConfigLen+5] = 0; return b }), ErrBody},
 		{"up bit beyond rails", mod(func(b []byte) []byte { b[ConfigLen+6] = 2; return b }), ErrBody},
 		{"name length too big", mod(func(b []byte) []byte { b[ConfigLen+7] = 0xff; return b }), ErrBody},
-		{"NUL in name", mod(func(b []byte) []byte { b[ConfigLen+ConfigEntryLen+6] = 0; return b }), ErrBody},
+		{"NUL in name", mod(func(b []byte) []byte { b[ConfigLen+ConfigEntryLen+ConfigRailLen] = 0; return b }), ErrBody},
 		{"revision 0", mod(func(b []byte) []byte { b[0] = 0; return b }), ErrMapperRev},
 	}
 	for _, tt := range tests {
@@ -323,7 +323,7 @@ func TestParseConfigErrors(t *testing.T) {
 func TestConfigAck(t *testing.T) {
 	a := ConfigAck{Flags: ConfigTable, MapVersion: 0x0a0b0c0d, UniqueID: macB, NodeID: 0x11223344}
 	b := AppendConfigAck([]byte{1}, &a)
-	if hex.EncodeToString(b[1:]) != "01"+"01"+"020000000002"+"0a0b0c0d"+"11223344" {
+	if hex.EncodeToString(b[1:]) != "02"+"01"+"020000000002"+"0a0b0c0d"+"11223344" {
 		t.Fatalf("ConfigAck bytes %x", b[1:])
 	}
 	got, err := ParseConfigAck(b[1:])
@@ -344,8 +344,8 @@ func TestConfigAck(t *testing.T) {
 // quoted in docs/PROTOCOL.md.
 func TestGoldenDocVectors(t *testing.T) {
 	body, err := AppendConfig(nil, &ConfigHeader{MapVersion: 3, MapperID: macA, TotalHosts: 3}, []ConfigEntry{
-		{NodeID: 1, UniqueID: macA, NumRails: 2, UpMask: 3, MACs: [MaxRails][6]byte{macA, macA1}, Name: []byte("node0")},
-		{NodeID: 2, UniqueID: macB, Name: []byte("node1")},
+		{NodeID: 1, UniqueID: macA, NumRails: 2, UpMask: 3, MACs: [MaxRails][6]byte{macA, macA1}, Seen: [MaxRails]uint8{1, 2}, Name: []byte("node0")},
+		{NodeID: 2, UniqueID: macB, Seen: [MaxRails]uint8{1}, Name: []byte("node1")},
 		{NodeID: 3, Flags: EntryAbsent, NumRails: 1, MACs: [MaxRails][6]byte{macC}, Name: []byte("node2")},
 	})
 	if err != nil {
@@ -366,16 +366,16 @@ func TestGoldenDocVectors(t *testing.T) {
 		{"CONFIG", AppendFrame(nil, macB, macA, EtherType, &HeaderFields{Type: TypeConfig, TargetPort: 1, SourcePort: 1,
 			SourceNode: 1, Seq: 6, MsgLen: uint32(len(body))}, body), configCRC,
 			"02000000000202000000000188b5" + "01220101" + "00000000" + "00000000" + "00000001" +
-				"00000000" + "00000006" + "00000000" + "00000053" + "00000000" + "0053" + "0000" + configCRCHex +
-				"01" + "00" + "0003" + "00000003" + "020000000001" + "0000" + "0003" + "0000" +
-				"00000001" + "00" + "02" + "03" + "05" + "020000000001" + "020000000101" + "6e6f646530" +
-				"00000002" + "00" + "01" + "01" + "05" + "020000000002" + "6e6f646531" +
-				"00000003" + "01" + "01" + "00" + "05" + "020000000003" + "6e6f646532"},
+				"00000000" + "00000006" + "00000000" + "0000005b" + "00000000" + "005b" + "0000" + configCRCHex +
+				"02" + "00" + "0003" + "00000003" + "020000000001" + "0000" + "0003" + "0000" +
+				"00000001" + "00" + "02" + "03" + "05" + "020000000001" + "0100" + "020000000101" + "0200" + "6e6f646530" +
+				"00000002" + "00" + "01" + "01" + "05" + "020000000002" + "0100" + "6e6f646531" +
+				"00000003" + "01" + "01" + "00" + "05" + "020000000003" + "0000" + "6e6f646532"},
 		{"CONFIG_ACK", AppendFrame(nil, macA, macB, EtherType, &HeaderFields{Type: TypeConfigAck, TargetPort: 1, SourcePort: 1,
 			TargetNode: 1, SourceNode: 2, Seq: 6, MsgLen: uint32(len(ack))}, ack), ackCRC,
 			"02000000000102000000000288b5" + "01230101" + "00000000" + "00000001" + "00000002" +
 				"00000000" + "00000006" + "00000000" + "00000010" + "00000000" + "0010" + "0000" + ackCRCHex +
-				"01" + "00" + "020000000002" + "00000003" + "00000002"},
+				"02" + "00" + "020000000002" + "00000003" + "00000002"},
 	}
 	for _, tt := range tests {
 		if got := hex.EncodeToString(tt.frame); got != tt.hex {
@@ -389,8 +389,8 @@ func TestGoldenDocVectors(t *testing.T) {
 }
 
 const (
-	configCRC    = 0x358eefb9
-	configCRCHex = "358eefb9"
-	ackCRC       = 0x86cc8641
-	ackCRCHex    = "86cc8641"
+	configCRC    = 0x4e31590f
+	configCRCHex = "4e31590f"
+	ackCRC       = 0x9534e6b2
+	ackCRCHex    = "9534e6b2"
 )
