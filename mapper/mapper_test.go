@@ -177,70 +177,105 @@ func TestTopologies(t *testing.T) {
 }
 
 // TestScale maps hundreds of hosts with long names on two rails with loss
-// and duplication, then counts the frames of a steady state.
+// and duplication, all started within 100 ms (the startup burst), and
+// 1,024 dual-rail hosts started over 1 s (a cluster booting), then counts
+// the frames of a steady state: O(1) per follower, O(N) for the mapper in
+// charge (checkSteadyFrames).
 func TestScale(t *testing.T) {
 	for _, tc := range []struct {
-		hosts int
-		rails int
-	}{{256, 2}, {320, 1}} {
-		t.Run(fmt.Sprint(tc.hosts), func(t *testing.T) {
+		name   string
+		hosts  int
+		rails  int
+		spread Time // hosts start over spread, in random order
+		long   bool // 128-byte names
+	}{
+		{"256", 256, 2, 100 * time.Millisecond, true},
+		{"320", 320, 1, 100 * time.Millisecond, true},
+		{"1024", 1024, 2, time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			if testing.Short() {
 				t.Skip("short")
 			}
 			if raceEnabled {
-				// A quarter of the hosts; run without -race for the full size.
+				// Fewer hosts; run without -race for the full size.
 				tc.hosts /= 4
+				if tc.hosts > 128 {
+					tc.hosts = 128
+				}
 			}
 			n := newSim(t, 5)
 			n.loss, n.dup = 0.01, 0.01
 			for i := range tc.hosts {
 				name := fmt.Sprintf("host-%04d-", i)
-				name += string(make([]byte, 0))
-				for len(name) < nodemap.MaxHostNameLen {
+				for tc.long && len(name) < nodemap.MaxHostNameLen {
 					name += "x"
 				}
 				bridges := []int{0, 1}[:tc.rails]
 				n.add(name, 1, bridges...)
 			}
-			// Start them over 100ms, in random order.
 			order := n.rng.Perm(tc.hosts)
 			for k, i := range order {
-				n.run(Time(k) * 100 * time.Millisecond / Time(tc.hosts))
+				n.run(Time(k) * tc.spread / Time(tc.hosts))
 				n.hosts[i].start()
 			}
-			last := n.now
 			d := mustConverge(t, n, 5*time.Second)
-			t.Logf("%d hosts × %d rails, 1%% loss, 1%% dup: fully configured %v after the last start (virtual)", tc.hosts, tc.rails, d)
+			var versions uint64
+			for _, h := range n.hosts {
+				versions += h.m.counters.Remaps
+			}
+			t.Logf("%d hosts × %d rails started over %v, 1%% loss, 1%% dup: fully configured %v after the last start (virtual), %d map versions",
+				tc.hosts, tc.rails, tc.spread, d, versions)
 			if d > 2*time.Second {
 				t.Errorf("configured after %v, goal 2s", d)
 			}
-			_ = last
-			// Steady state: count frames over 4 intervals.
 			n.loss, n.dup = 0, 0
 			n.run(n.now + 500*time.Millisecond)
-			v := n.hosts[0].m.cur.version
-			before := map[wire.Type][]int{}
-			for tp, c := range n.sent {
-				before[tp] = append([]int(nil), c...)
-			}
-			const intervals = 4
-			n.run(n.now + intervals*DefaultVerifyInterval)
-			for tp, c := range n.sent {
-				for _, h := range n.hosts {
-					sent := c[h.i] - before[tp][h.i]
-					limit := 0
-					if tp == wire.TypeScout {
-						limit = (intervals + 1) * tc.rails
-					}
-					if sent > limit {
-						t.Fatalf("%s sent %d %v frames in %d intervals (limit %d)", h.name, sent, tp, intervals, limit)
-					}
-				}
-			}
-			if n.hosts[0].m.cur.version != v {
-				t.Fatalf("map version moved in steady state: %d -> %d", v, n.hosts[0].m.cur.version)
-			}
+			checkSteadyFrames(t, n, tc.rails, 4)
 		})
+	}
+}
+
+// checkSteadyFrames counts the mapper frames every host sends and
+// receives over intervals verification intervals once nothing changes:
+// a follower sends its SCOUT to the mapper in charge and hears the
+// mapper's, one frame each way per rail per interval; the mapper in
+// charge broadcasts one per rail and hears one from every other host per
+// rail. No map version is made meanwhile.
+func checkSteadyFrames(t *testing.T, n *simnet, rails, intervals int) {
+	t.Helper()
+	l := n.leader()
+	if l == nil {
+		t.Fatalf("no mapper in charge:\n%s", why(n.live()))
+	}
+	v := l.m.cur.version
+	before := n.snapshot()
+	n.run(n.now + Time(intervals)*DefaultVerifyInterval)
+	after := n.snapshot()
+	most := (intervals + 1) * rails // a round may fall on either edge
+	maxSent, maxRecv := 0, 0
+	for _, h := range n.live() {
+		sent, recv := after.sent[h.i]-before.sent[h.i], after.recv[h.i]-before.recv[h.i]
+		if h == l {
+			others := len(n.live()) - 1
+			if sent > most || recv > (intervals+1)*rails*others || recv < (intervals-1)*rails*others {
+				t.Errorf("mapper in charge %s sent %d and received %d frames in %d intervals (%d hosts, %d rails)",
+					h.name, sent, recv, intervals, others+1, rails)
+			}
+			t.Logf("mapper in charge: %.1f frames sent, %.1f received per interval (%d hosts × %d rails)",
+				float64(sent)/float64(intervals), float64(recv)/float64(intervals), others+1, rails)
+			continue
+		}
+		if sent > most || recv > most {
+			t.Errorf("follower %s sent %d and received %d frames in %d intervals, want at most %d each",
+				h.name, sent, recv, intervals, most)
+		}
+		maxSent, maxRecv = max(maxSent, sent), max(maxRecv, recv)
+	}
+	t.Logf("followers: at most %.2f frames sent and %.2f received per rail per interval",
+		float64(maxSent)/float64(intervals*rails), float64(maxRecv)/float64(intervals*rails))
+	if l.m.cur.version != v || !converged(n.live()) {
+		t.Fatalf("map moved in a steady state: %d -> %d\n%s", v, l.m.cur.version, why(n.live()))
 	}
 }
 
@@ -460,7 +495,8 @@ func TestDuplicates(t *testing.T) {
 
 // TestSteadyState counts every frame of 16 dual-rail hosts over 8
 // intervals once nothing changes: one SCOUT per host per rail per
-// interval, nothing else, no new map version.
+// interval (a follower's to the mapper in charge), nothing else, no new
+// map version; a follower hears one frame per rail per interval.
 func TestSteadyState(t *testing.T) {
 	n := newSim(t, 15)
 	for i := range 16 {
@@ -491,6 +527,7 @@ func TestSteadyState(t *testing.T) {
 	if n.hosts[0].m.cur.version != v || !converged(n.hosts) {
 		t.Fatalf("map moved in a steady state: %d -> %d", v, n.hosts[0].m.cur.version)
 	}
+	checkSteadyFrames(t, n, 2, intervals)
 }
 
 // TestNewcomerTakesOver: a host of a higher level joins a running network

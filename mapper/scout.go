@@ -60,6 +60,9 @@ type netState struct {
 	maxVersion uint32
 	// conflicts are unique ids used by two hosts at once.
 	conflicts map[nodemap.MAC]*uidConflict
+	// leaders are the peers whose last SCOUT had the leader flag: with
+	// the elected one, the few a follower sends its SCOUTs to (targets).
+	leaders map[nodemap.MAC]*peer
 }
 
 func (m *Mapper) init() {
@@ -79,6 +82,7 @@ func (m *Mapper) init() {
 	m.net.peers = make(map[nodemap.MAC]*peer)
 	m.net.macs = make(map[nodemap.MAC]*heard)
 	m.net.conflicts = make(map[nodemap.MAC]*uidConflict)
+	m.net.leaders = make(map[nodemap.MAC]*peer)
 	m.tbl.load(m.cfg.State.Hosts)
 	m.lastVersion = m.cfg.State.LastVersion
 	m.counters = Counters{Drops: map[string]uint64{}}
@@ -178,15 +182,20 @@ func (m *Mapper) targets(r int, now Time) []nodemap.MAC {
 		return nil
 	}
 	dsts := m.self.dsts[:0]
-	for _, p := range m.net.peers {
-		// The mapper in charge, or the one this host will follow once
-		// it has made its startup passes.
-		if p.flags&wire.HostLeader == 0 && (p.uid != m.elected || p.flags&wire.HostHello == 0) || !m.peerAlive(p, now) {
-			continue
+	add := func(p *peer) {
+		if m.peerAlive(p, now) {
+			if i, ok := m.pickRail(p, r, now); ok {
+				dsts = append(dsts, p.rails[i].MAC)
+			}
 		}
-		if i, ok := m.pickRail(p, r, now); ok {
-			dsts = append(dsts, p.rails[i].MAC)
-		}
+	}
+	for _, p := range m.net.leaders {
+		add(p)
+	}
+	// The mapper this host will follow once it has made its startup
+	// passes.
+	if p := m.net.peers[m.elected]; p != nil && p.flags&(wire.HostLeader|wire.HostHello) == wire.HostHello {
+		add(p)
 	}
 	if len(dsts) > 1 {
 		slices.SortFunc(dsts, compareMAC)
@@ -266,6 +275,7 @@ func (m *Mapper) expire(now Time) {
 	for uid, p := range m.net.peers {
 		if now-p.lastSeen > forget {
 			delete(m.net.peers, uid)
+			delete(m.net.leaders, uid)
 			for i := range p.numRails {
 				delete(m.net.macs, p.rails[i].MAC)
 			}
@@ -362,6 +372,11 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 		}
 	}
 	p.level, p.flags = h.Level, h.Flags
+	if p.flags&wire.HostLeader != 0 {
+		m.net.leaders[p.uid] = p
+	} else {
+		delete(m.net.leaders, p.uid)
+	}
 	p.numRails, p.rails = int(h.NumRails), h.Rails
 	p.mapVersion, p.mapper, p.nodeID = h.MapVersion, h.MapperID, h.NodeID
 	p.lastSeen = now

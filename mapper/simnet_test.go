@@ -34,8 +34,9 @@ type simnet struct {
 	fifo   map[[2]nodemap.MAC]Time // last delivery between two interfaces
 	seq    uint64
 
-	// sent counts frames sent, by type, per host (index).
-	sent map[wire.Type][]int
+	// sent counts frames sent, by type, per host (index); recv counts the
+	// frames handed to each host's mapper.
+	sent, recv map[wire.Type][]int
 	// tap, if set, sees every delivered frame.
 	tap func(to *simHost, rail int, frame []byte)
 }
@@ -116,7 +117,7 @@ func (h *timerHeap) Pop() any {
 }
 
 func newSim(t testing.TB, seed uint64) *simnet {
-	return &simnet{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), sent: map[wire.Type][]int{}, fifo: map[[2]nodemap.MAC]Time{}}
+	return &simnet{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), sent: map[wire.Type][]int{}, recv: map[wire.Type][]int{}, fifo: map[[2]nodemap.MAC]Time{}}
 }
 
 // simMAC is the MAC of host i's rail r.
@@ -144,19 +145,14 @@ func (h *simHost) Send(rail int, frame []byte) {
 	if rail < 0 || rail >= len(h.macs) {
 		n.t.Fatalf("%s: Send on rail %d", h.name, rail)
 	}
-	hd, err := wire.ParseFrameCRC(frame, wire.EtherType)
+	_, err := wire.ParseFrameCRC(frame, wire.EtherType)
 	if err != nil {
 		n.t.Fatalf("%s: sent a bad frame: %v", h.name, err)
 	}
 	if [6]byte(frame[6:12]) != h.macs[rail] {
 		n.t.Fatalf("%s: rail %d frame from %x", h.name, rail, frame[6:12])
 	}
-	c := n.sent[hd.Type()]
-	if c == nil {
-		c = make([]int, 4096)
-		n.sent[hd.Type()] = c
-	}
-	c[h.i]++
+	n.count(n.sent, h, frame)
 	if !h.plug[rail] {
 		return
 	}
@@ -189,6 +185,40 @@ func (h *simHost) Send(rail int, frame []byte) {
 	}
 }
 
+// count adds frame to h's count in c.
+func (n *simnet) count(c map[wire.Type][]int, h *simHost, frame []byte) {
+	if len(frame) < 16 {
+		return
+	}
+	t := wire.Type(frame[15]) // the type byte of the EtherGM header
+	v := c[t]
+	if v == nil {
+		v = make([]int, 4096)
+		c[t] = v
+	}
+	v[h.i]++
+}
+
+// frameCount is the number of mapper frames each host (by index) sent
+// and received so far.
+type frameCount struct{ sent, recv []int }
+
+// snapshot returns the frames counted so far.
+func (n *simnet) snapshot() frameCount {
+	c := frameCount{sent: make([]int, len(n.hosts)), recv: make([]int, len(n.hosts))}
+	for _, v := range n.sent {
+		for i := range c.sent {
+			c.sent[i] += v[i]
+		}
+	}
+	for _, v := range n.recv {
+		for i := range c.recv {
+			c.recv[i] += v[i]
+		}
+	}
+	return c
+}
+
 // InstallMap implements Output.
 func (h *simHost) InstallMap(m *nodemap.Map) {
 	if m == nil {
@@ -202,6 +232,13 @@ func (h *simHost) InstallMap(m *nodemap.Map) {
 
 // SaveState implements Output.
 func (h *simHost) SaveState(s State) {
+	if len(h.n.hosts) > 300 {
+		// The round trip costs O(hosts) per map on every host: the
+		// smaller simulations check it.
+		h.state = s
+		h.saved++
+		return
+	}
 	// Round trip through the file format, as the daemon does.
 	p, err := ParseState(s.Marshal())
 	if err != nil {
@@ -294,6 +331,7 @@ func (n *simnet) step(limit Time) bool {
 		if n.tap != nil {
 			n.tap(f.to, f.rail, f.frame)
 		}
+		n.count(n.recv, f.to, f.frame)
 		f.to.m.Input(n.now, f.rail, f.frame)
 		f.to.schedule()
 		return true

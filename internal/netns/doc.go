@@ -75,7 +75,8 @@
 // Interface MAC addresses are locally administered and derived from the run
 // id: 02:ID:ID:ID:host:rail for host interfaces and 02:ID:ID:ID:host:0x80|rail
 // for their switch-side peers. Interface ethR of host H has the IPv4 address
-// 198.18.R.(H+1)/24 (RFC 2544 benchmark range) for UDP and TCP baselines.
+// 198.18.R.(H+1)/24 (RFC 2544 benchmark range) for UDP and TCP baselines
+// (hosts 254 and 255 of a cluster of up to MaxHosts = 256: 198.19.R.(H-253)/24).
 // IPv6 is disabled in every namespace so captures contain little besides the
 // test's own frames.
 //

@@ -17,7 +17,7 @@ const Prefix = "egm"
 // Limits on [Options]: names must fit IFNAMSIZ (15 bytes) and host and rail
 // numbers must fit one MAC address byte.
 const (
-	MaxHosts = 100 // hosts 0..99
+	MaxHosts = 256 // hosts 0..255
 	MaxRails = 10  // rails 0..9
 )
 
@@ -94,8 +94,12 @@ func mac(id string, a, b byte) net.HardwareAddr {
 }
 
 // hostPrefix is the IPv4 address and prefix of host h's rail r interface:
-// 198.18.r.(h+1)/24.
+// 198.18.r.(h+1)/24, and for the hosts a /24 cannot number (254 and 255)
+// 198.19.r.(h-253)/24, which the other hosts do not reach over IPv4.
 func hostPrefix(host, rail int) netip.Prefix {
+	if host >= 254 {
+		return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 19, byte(rail), byte(host - 253)}), 24)
+	}
 	return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, byte(rail), byte(host + 1)}), 24)
 }
 

@@ -46,6 +46,9 @@ func TestNames(t *testing.T) {
 	if got := hostPrefix(3, 1).String(); got != "198.18.1.4/24" {
 		t.Errorf("hostPrefix = %s", got)
 	}
+	if got := hostPrefix(MaxHosts-1, 1).String(); got != "198.19.1.2/24" {
+		t.Errorf("hostPrefix of the last host = %s", got)
+	}
 	for h := range 2 {
 		for r := range MaxRails {
 			if hostIndex(h, r) == portIndex(0, r) || hostIndex(0, r) == hostIndex(1, r) {
