@@ -21,7 +21,7 @@ COMMANDS = $(notdir $(CMD_PKGS))
 SYSTEMD_UNIT_DIR ?= /lib/systemd/system
 SYSCONF_DIR ?= /etc
 
-.PHONY: help all build libgm install install-mapper uninstall test fmt-check vet staticcheck build-check layering tracked-binaries unit scale nemesis fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
+.PHONY: help all build libgm install install-mapper uninstall test fmt-check vet staticcheck build-check layering tracked-binaries unit scale scale-netns nemesis fuzz bench demo deps wireshark-install wireshark-screenshot wireshark-example clean-netns
 
 all: build
 
@@ -99,6 +99,12 @@ unit:
 scale:
 	@echo "== mapper simulations at full size (no -race)"
 	$(GO) test -count=1 -run 'TestScale' ./mapper
+
+## scale-netns: N single-rail netns hosts (2..256), one gm_mapper each: time to
+## fully configured, map versions, steady-state frames per host (as root).
+N ?= 64
+scale-netns:
+	ETHERGM_SCALE_HOSTS=$(N) $(GO) test -count=1 -v -timeout 60m -run 'TestIntegrationMapperScale$$' ./tests/mapper/
 
 ## nemesis: the nemesis for DURATION (default 10m) with seed SEED (default
 ## the clock; a failing run prints its seed): 8 dual-rail netns hosts stream

@@ -26,13 +26,20 @@
 //
 // # How it works
 //
-// Every host broadcasts a SCOUT on every up rail once per verification
-// interval (scout.go), listing all its rails with their state, so that any
-// host hearing it on any rail learns all of the sender's MACs; a starting
-// host makes NumPasses fast passes whose SCOUTs every peer answers by
-// unicast. Each host derives its own routes from what it hears on each of
-// its rails (routes.go). The mapper in charge is the host with the highest
-// (level, unique id) heard within the liveness window (election.go). It
+// Every host sends a SCOUT on every up rail once per verification interval
+// (scout.go), listing all its rails with their state, so that any host
+// hearing it on any rail learns all of the sender's MACs. The mapper in
+// charge broadcasts it; a follower sends it to the mapper in charge only,
+// so a follower sends and hears one frame per rail per interval and the
+// mapper hears N: O(N) frames per interval, not N². A starting host makes
+// NumPasses fast passes whose SCOUTs the mapper in charge answers by
+// unicast (and every host, while none leads). The mapper in charge derives
+// its routes from what it hears; the map carries, for every MAC, the
+// mapper's rails that hear it, from which the followers derive theirs
+// (routes.go). The mapper in charge is the host with the highest
+// (level, unique id) heard within the liveness window (election.go); when
+// it goes silent, its followers broadcast for an interval before the best
+// of them takes over. It
 // keeps the hosts table, never reusing an id (hosts.go), and distributes
 // each new map version as CONFIG frames with acks and retries
 // (config.go); the table travels with every map, and a mapper that steps
@@ -48,5 +55,5 @@
 // # Limits
 //
 // A host that shares no Ethernet segment with the mapper in charge is not
-// mapped: discovery is one hop (scouts are broadcast, never forwarded).
+// mapped: discovery is one hop (scouts are never forwarded).
 package mapper

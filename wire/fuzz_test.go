@@ -133,8 +133,16 @@ func FuzzMapperBodies(f *testing.F) {
 			if re, err = AppendConfig(nil, &cfg.ConfigHeader, es); err != nil {
 				t.Fatal(err)
 			}
-			// The reserved field is re-encoded as 0.
+			// The reserved fields are re-encoded as 0.
 			re[18], re[19] = body[18], body[19]
+			off := ConfigLen
+			for i := range es {
+				for r := range int(es[i].NumRails) {
+					k := off + ConfigEntryLen + r*ConfigRailLen + 7
+					re[k] = body[k]
+				}
+				off += es[i].EncodedLen()
+			}
 		case 2:
 			a, err := ParseConfigAck(body)
 			if err != nil {

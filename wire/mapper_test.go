@@ -159,7 +159,7 @@ func testEntries(n int) []ConfigEntry {
 			Name:     []byte(strings.Repeat("n", i%5) + string(rune('a'+i%26))),
 		}
 		if i%3 == 1 {
-			es[i].NumRails, es[i].UpMask = 2, 2
+			es[i].NumRails, es[i].UpMask, es[i].Seen = 2, 2, [MaxRails]uint8{1, 2}
 			es[i].MACs[0] = es[i].UniqueID
 			es[i].MACs[1] = [6]byte{2, 0, 0, 1, byte(i >> 8), byte(i)}
 		}

@@ -207,7 +207,7 @@ func brokenCases(tb testing.TB) []brokenCase {
 	header(scoutLen).UpdateCRC()
 
 	badRev := sampleFrame(tb, wire.TypeScout)
-	header(badRev).Payload()[0] = 2 // a mapper body revision from the future
+	header(badRev).Payload()[0] = wire.MapperRev + 1 // a mapper body revision from the future
 	header(badRev).UpdateCRC()
 
 	emptyScout := wire.AppendFrame(nil, wire.Broadcast, macA, wire.EtherType,
@@ -248,8 +248,8 @@ func brokenCases(tb testing.TB) []brokenCase {
 			experts: []string{"ethergm.port.invalid"}, crcStatus: "1", info: "1:2 -> 2:20"},
 		{name: "SCOUT_REPLY name with a NUL byte", frame: nulName, wireErr: wire.ErrBody,
 			experts: []string{"ethergm.body.bad"}, crcStatus: "1", info: "SCOUT_REPLY", malformed: true},
-		{name: "SCOUT body of revision 2", frame: badRev, wireErr: wire.ErrMapperRev,
-			experts: []string{"ethergm.body.bad"}, crcStatus: "1", info: "[revision 2]", malformed: true},
+		{name: "SCOUT body of revision 3", frame: badRev, wireErr: wire.ErrMapperRev,
+			experts: []string{"ethergm.body.bad"}, crcStatus: "1", info: "[revision 3]", malformed: true},
 		{name: "SCOUT without a body", frame: emptyScout, wireErr: wire.ErrBody,
 			experts: []string{"ethergm.body.bad"}, crcStatus: "1", info: "[bad body]", malformed: true},
 		{name: "status in a DATA frame", frame: statusSet, wireErr: nil,

@@ -229,8 +229,8 @@ func bodyFields(tb testing.TB, t wire.Type, body []byte) []want {
 				num("ethergm.config.entry.namelen", uint64(len(e.Name))),
 				raw("ethergm.config.entry.uid", e.UniqueID[:]),
 			)
-			for _, mac := range e.MACs[:e.NumRails] {
-				ws = append(ws, raw("ethergm.config.entry.mac", mac[:]))
+			for r, mac := range e.MACs[:e.NumRails] {
+				ws = append(ws, raw("ethergm.config.entry.mac", mac[:]), num("ethergm.config.entry.seen", uint64(e.Seen[r])))
 			}
 			if len(e.Name) > 0 {
 				ws = append(ws, raw("ethergm.config.entry.name", e.Name))

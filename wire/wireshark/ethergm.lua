@@ -240,6 +240,7 @@ local fm = {
     entry_name_len = ProtoField.uint8("ethergm.config.entry.namelen", "Name length", base.DEC),
     entry_unique_id = ProtoField.ether("ethergm.config.entry.uid", "Unique id"),
     entry_mac = ProtoField.ether("ethergm.config.entry.mac", "MAC address"),
+    entry_seen = ProtoField.uint8("ethergm.config.entry.seen", "Heard on the mapper's rails", base.HEX),
     entry_name = ProtoField.string("ethergm.config.entry.name", "Host name"),
     cack = ProtoField.none("ethergm.configack", "Config ack"),
     cack_rev = ProtoField.uint8("ethergm.configack.rev", "Body revision", base.DEC),
@@ -382,12 +383,13 @@ end
 
 -- Host names: at most MAX_HOST_NAME_LEN bytes, no NUL (wire.MaxHostNameLen).
 local MAX_HOST_NAME_LEN = 128
-local MAPPER_REV = 1 -- wire.MapperRev
+local MAPPER_REV = 2 -- wire.MapperRev
 local MAX_RAILS = 8
 local HOST_INFO_LEN = 20
 local HOST_RAIL_LEN = 8
 local CONFIG_LEN = 20
 local CONFIG_ENTRY_LEN = 8
+local CONFIG_RAIL_LEN = 8 -- MAC, seen mask, reserved
 local CONFIG_ACK_LEN = 16
 
 local function mac_string(r)
@@ -564,7 +566,7 @@ mapper[TYPE_CONFIG] = function(r, tree, paylen)
         local nr = r(off + 5, 1):uint()
         local up = r(off + 6, 1):uint()
         local nl = r(off + 7, 1):uint()
-        local elen = CONFIG_ENTRY_LEN + 6 * nr + nl
+        local elen = CONFIG_ENTRY_LEN + CONFIG_RAIL_LEN * nr + nl
         if off + elen > n then
             elen = n - off
         end
@@ -587,14 +589,16 @@ mapper[TYPE_CONFIG] = function(r, tree, paylen)
         end
         local name = ""
         local uid = "?"
-        if CONFIG_ENTRY_LEN + 6 * nr + nl <= elen then
+        if CONFIG_ENTRY_LEN + CONFIG_RAIL_LEN * nr + nl <= elen then
             et:add(fm.entry_unique_id, r(off + CONFIG_ENTRY_LEN, 6))
             uid = mac_string(r(off + CONFIG_ENTRY_LEN, 6))
             for k = 0, nr - 1 do
-                et:add(fm.entry_mac, r(off + CONFIG_ENTRY_LEN + 6 * k, 6))
+                local roff = off + CONFIG_ENTRY_LEN + CONFIG_RAIL_LEN * k
+                et:add(fm.entry_mac, r(roff, 6))
+                et:add(fm.entry_seen, r(roff + 6, 1))
             end
             if nl > 0 then
-                local noff = off + CONFIG_ENTRY_LEN + 6 * nr
+                local noff = off + CONFIG_ENTRY_LEN + CONFIG_RAIL_LEN * nr
                 local ni = et:add(fm.entry_name, r(noff, nl))
                 name = check_name(ni, r(noff, nl), nl)
             end
