@@ -375,8 +375,8 @@ func TestFakeAlarm(t *testing.T) {
 	a := n.open(t, 0, 2, nil)
 	var al gm.Alarm
 	fired := make(chan any, 1)
+	start := time.Now() // before SetAlarm: its deadline counts from the call
 	a.SetAlarm(&al, 2000, func(ctx any) { fired <- ctx }, "ctx")
-	start := time.Now()
 	for {
 		e := a.BlockingReceive()
 		if e.Type != gm.AlarmEvent {
