@@ -19,7 +19,7 @@ import (
 // 0..7 send, host 8 runs the TCP flow, the last host receives. The bridge
 // port toward the receiver is shaped to 1 Gbit/s by tbf with 2 ms of queue
 // (incastQdisc), as in gm's TestIntegrationIncast: the output queue of a
-// switch port that many senders fill (issue 25).
+// switch port that many senders fill.
 const (
 	incastHosts   = 10
 	incastTCPHost = 8

@@ -253,7 +253,7 @@ var specs = []*spec{
 			return b.relayStream("gm_loss5", 0.05)
 		},
 	},
-	// Incast (issue 25, incast.go): n senders, each its own process, into
+	// Incast (incast.go): n senders, each its own process, into
 	// one port through a 1 Gbit/s bottleneck, with congestion control and
 	// without; and a TCP flow beside a 4-sender incast.
 	incastSpec("gm-incast4", "gm_incast4", "gm incast 4 -> 1", 4, true, false),
