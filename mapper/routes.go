@@ -19,20 +19,10 @@ import (
 
 // pickRail is pick for the interfaces of peer p, without allocating.
 func (m *Mapper) pickRail(p *peer, r int, now Time) (int, bool) {
-	best := -1
-	for i := range p.numRails {
+	return preferRail(int(p.numRails), r, func(i int) bool {
 		h := m.net.macs[p.rails[i].MAC]
-		if h == nil || !m.alive(h[r], now) {
-			continue
-		}
-		if i == r {
-			return i, true
-		}
-		if best < 0 {
-			best = i
-		}
-	}
-	return best, best >= 0
+		return h != nil && m.alive(h[r], now)
+	})
 }
 
 // pickSeen returns the index of the MAC of e to use on a local rail that
@@ -40,37 +30,30 @@ func (m *Mapper) pickRail(p *peer, r int, now Time) (int, bool) {
 // them is on the same segment. The same rail number is preferred, else
 // the lowest.
 func pickSeen(e *entry, r int, mask uint8) (int, bool) {
-	best := -1
-	for i := range e.macs {
-		if e.seen[i]&mask == 0 {
-			continue
-		}
-		if i == r {
-			return i, true
-		}
-		if best < 0 {
-			best = i
-		}
-	}
-	return best, best >= 0
+	return preferRail(len(e.macs), r, func(i int) bool { return e.seen[i]&mask != 0 })
 }
 
 // pick returns the index in macs of the MAC to use on local rail r.
 func (m *Mapper) pick(macs []nodemap.MAC, r int, now Time) (int, bool) {
-	best := -1
-	for i, mac := range macs {
-		h := m.net.macs[mac]
-		if h == nil || !m.alive(h[r], now) {
-			continue
-		}
-		if i == r {
+	return preferRail(len(macs), r, func(i int) bool {
+		h := m.net.macs[macs[i]]
+		return h != nil && m.alive(h[r], now)
+	})
+}
+
+// preferRail returns i = r if usable(r), else the lowest usable i below n
+// (a host's interfaces are numbered like the local rails: the same number
+// is the same segment where cabling is straight).
+func preferRail(n, r int, usable func(i int) bool) (int, bool) {
+	if r >= 0 && r < n && usable(r) {
+		return r, true
+	}
+	for i := range n {
+		if usable(i) {
 			return i, true
 		}
-		if best < 0 {
-			best = i
-		}
 	}
-	return best, best >= 0
+	return -1, false
 }
 
 // routes computes this host's routes to the hosts of es, a map made by
