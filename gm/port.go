@@ -108,9 +108,10 @@ func MaxLengthForSize(size uint8) int { return token.MaxLengthForSize(size) }
 // holds the mutex (for up to four ticks in a row), it takes the mutex,
 // drains the link, sends acks, retransmits, answers with nacks and queues
 // the events for the next Receive. Its tick also refreshes the port's
-// coarse clock: sends and polls that find no frame read no clock. While the application sleeps inside
-// BlockingReceive, the mutex is released and the sleeper owns the link;
-// the progress goroutine wakes it when a timer is due.
+// coarse clock: sends and polls that find no frame read no clock. While
+// the application sleeps inside BlockingReceive, the mutex is released and
+// the sleeper owns the link; the progress goroutine wakes it when a timer
+// is due.
 type Port struct {
 	mu    sync.Mutex
 	eng   *proto.Engine
