@@ -17,6 +17,7 @@ import (
 	"github.com/ethergm/ethergm/ctl"
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/internal/netns/gmmap"
 	"github.com/ethergm/ethergm/mapper/driver"
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/tests/cmdbin"
@@ -65,14 +66,6 @@ func status(h *netns.Host) (driver.Status, error) {
 		return err
 	})
 	return st, err
-}
-
-func readMap(h *netns.Host) (*nodemap.Map, error) {
-	data, err := os.ReadFile(filepath.Join(h.Dir, "map"))
-	if err != nil {
-		return nil, err
-	}
-	return nodemap.Parse(data)
 }
 
 // waitConfigured waits until the mappers of hosts report the same map
@@ -141,7 +134,7 @@ func TestIntegrationMapperVerifiedAcrossRemaps(t *testing.T) {
 		}
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			m, err := readMap(a)
+			m, err := gmmap.ReadHost(a)
 			if err == nil && m.Version != last {
 				last = m.Version
 				versions[last] = true
@@ -200,7 +193,7 @@ func TestIntegrationMapperPortClosedAndGone(t *testing.T) {
 	if a == nil || b == nil {
 		t.Fatal("no two followers")
 	}
-	m, err := readMap(a)
+	m, err := gmmap.ReadHost(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +293,7 @@ func TestIntegrationMapperPortKilled(t *testing.T) {
 			t.Fatalf("%s's gm_mapper does not watch port 2 of the server:\n%s", b.Name, srv.Output())
 		}
 	}
-	m, err := readMap(a)
+	m, err := gmmap.ReadHost(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +356,7 @@ func waitUnrouted(t *testing.T, h *netns.Host, name string, timeout time.Duratio
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		m, err := readMap(h)
+		m, err := gmmap.ReadHost(h)
 		if err == nil {
 			e, ok := m.ByHost(name)
 			if !ok || len(m.RoutesTo(e.ID)) == 0 {
@@ -404,7 +397,7 @@ func TestIntegrationMapperLeaderLeaves(t *testing.T) {
 	if li < 0 {
 		t.Fatal("no leader")
 	}
-	before, err := readMap(rest[0])
+	before, err := gmmap.ReadHost(rest[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +412,7 @@ func TestIntegrationMapperLeaderLeaves(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for _, h := range rest {
 		for {
-			m, err := readMap(h)
+			m, err := gmmap.ReadHost(h)
 			if err == nil && m.Mapper != before.Mapper && m.Version > before.Version {
 				if _, ok := m.ByHost(h.Name); ok {
 					break
@@ -431,7 +424,7 @@ func TestIntegrationMapperLeaderLeaves(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	after, err := readMap(rest[0])
+	after, err := gmmap.ReadHost(rest[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/ethergm/ethergm/ctl"
 	"github.com/ethergm/ethergm/internal/netns"
 	"github.com/ethergm/ethergm/internal/netns/relay"
-	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/wire"
 )
 
@@ -42,14 +41,6 @@ func queryMapper(h *netns.Host) (mapperStatus, error) {
 		return err
 	})
 	return st, err
-}
-
-func readMap(h *netns.Host) (*nodemap.Map, error) {
-	data, err := os.ReadFile(filepath.Join(h.Dir, "map"))
-	if err != nil {
-		return nil, err
-	}
-	return nodemap.Parse(data)
 }
 
 // Names in the switch namespace (internal/netns, "Naming"): the bridge of

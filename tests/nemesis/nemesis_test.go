@@ -17,6 +17,7 @@ import (
 
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/internal/netns/gmmap"
 	"github.com/ethergm/ethergm/internal/netns/relay"
 	"github.com/ethergm/ethergm/tests/cmdbin"
 )
@@ -183,7 +184,7 @@ func TestIntegrationNemesis(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("configured: map version %d of %d hosts, %v after the mappers started", st.MapVersion, st.Hosts, time.Since(t0).Round(time.Millisecond))
-	m, err := readMap(c.Hosts[0])
+	m, err := gmmap.ReadHost(c.Hosts[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -659,7 +660,7 @@ func (n *nemesis) watchIDs(ids map[int]int) func() {
 
 func (n *nemesis) checkIDs(ids map[int]int) {
 	for _, h := range n.c.Hosts {
-		m, err := readMap(h)
+		m, err := gmmap.ReadHost(h)
 		if err != nil {
 			continue // being replaced
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ethergm/ethergm/gm"
 	"github.com/ethergm/ethergm/internal/netns"
+	"github.com/ethergm/ethergm/nodemap"
 )
 
 // Entries returns the node map entries of c's hosts.
@@ -53,4 +54,14 @@ func MustWrite(tb testing.TB, c *netns.Cluster) string {
 		tb.Fatal(err)
 	}
 	return path
+}
+
+// ReadHost reads the node map in h's directory: the file "map" that the
+// tests have the host's gm_mapper write.
+func ReadHost(h *netns.Host) (*nodemap.Map, error) {
+	data, err := os.ReadFile(filepath.Join(h.Dir, "map"))
+	if err != nil {
+		return nil, err
+	}
+	return nodemap.Parse(data)
 }
