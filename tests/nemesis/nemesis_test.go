@@ -460,10 +460,7 @@ func (n *nemesis) peerArgs(h *netns.Host) []string {
 
 func (n *nemesis) startReceiver(i int) {
 	h := n.c.Hosts[i]
-	n.mu.Lock()
-	n.nextInc++
-	inc := n.nextInc
-	n.mu.Unlock()
+	inc := n.incarnation()
 	p, err := startPeer(h, n.peer, "recv", inc, append(n.peerArgs(h), "--port", strconv.Itoa(recvPort)), n.chk.line)
 	if err != nil {
 		n.t.Error(err)
@@ -485,10 +482,7 @@ func (n *nemesis) startSender(i int) {
 			targets = append(targets, strconv.Itoa(j))
 		}
 	}
-	n.mu.Lock()
-	n.nextInc++
-	inc := n.nextInc
-	n.mu.Unlock()
+	inc := n.incarnation()
 	// Each stream keeps at most window sends outstanding so that the
 	// streams to a dead host cannot take all 61 send tokens.
 	window := max(1, (gm.MaxSendTokens-8)/(2*len(targets)))
@@ -509,6 +503,14 @@ func (n *nemesis) startSender(i int) {
 	n.all = append(n.all, q)
 	n.mu.Unlock()
 	go n.watchExit(q)
+}
+
+// incarnation numbers a new process of the cluster.
+func (n *nemesis) incarnation() uint32 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.nextInc++
+	return n.nextInc
 }
 
 // watchExit flags an incarnation that exits unless killed or finished.
