@@ -879,21 +879,14 @@ func (e *Engine) fail(now Time, s *txStream, st Status) {
 // windows allow. Call it whenever NextDeadline has passed (after a batch
 // of Input calls that emptied the link, Pump does the rest), but only once
 // every frame received before now has been given to Input: the timers
-// judge the peer (no answer
-// for LivenessTimeout fails the stream) and must not do so while its
+// judge the peer (no answer for LivenessTimeout fails the stream) and must not do so while its
 // answers wait unread in the link, as they can for a long time on a loaded
 // machine. After a batch that may have left frames in the link, call Pump
 // instead.
 func (e *Engine) Tick(now Time) {
 	e.txBlock = false
-	j := 0
+	e.pruneActive()
 	for _, s := range e.active {
-		if s.disabled || (s.qLen == 0 && !e.outstanding(s)) {
-			s.active = false
-			continue
-		}
-		e.active[j] = s
-		j++
 		if s.opening {
 			// The OPEN is repeated until answered; without any answer for
 			// LivenessTimeout the stream fails.
@@ -951,16 +944,28 @@ func (e *Engine) Tick(now Time) {
 		}
 		e.pump(now, s)
 	}
-	for k := j; k < len(e.active); k++ {
-		e.active[k] = nil
-	}
-	e.active = e.active[:j]
 	e.rdmaTick(now) // get timeouts, streams a failed GOT disabled (rdma.go)
 	if e.queued > 0 {
 		e.kick() // frames a failed kick left in the ring
 	}
 	e.flushAcks(now, false)
 	e.setDeadline(now)
+}
+
+// pruneActive drops from the active list the streams that have nothing
+// left to do: disabled, or with nothing queued and nothing in flight.
+func (e *Engine) pruneActive() {
+	j := 0
+	for _, s := range e.active {
+		if s.disabled || (s.qLen == 0 && !e.outstanding(s)) {
+			s.active = false
+			continue
+		}
+		e.active[j] = s
+		j++
+	}
+	clear(e.active[j:])
+	e.active = e.active[:j]
 }
 
 // newestUnacked returns the newest frame in flight on s that is neither
@@ -998,22 +1003,12 @@ func (e *Engine) stallTimeout() time.Duration {
 // that have nothing left to do from the active list.
 func (e *Engine) Pump(now Time) {
 	e.txBlock = false
-	j := 0
+	e.pruneActive()
 	for _, s := range e.active {
-		if s.disabled || (s.qLen == 0 && !e.outstanding(s)) {
-			s.active = false
-			continue
-		}
-		e.active[j] = s
-		j++
 		if s.qLen > 0 {
 			e.pump(now, s)
 		}
 	}
-	for k := j; k < len(e.active); k++ {
-		e.active[k] = nil
-	}
-	e.active = e.active[:j]
 	if e.queued > 0 {
 		e.kick()
 	}
