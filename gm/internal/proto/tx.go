@@ -879,10 +879,10 @@ func (e *Engine) fail(now Time, s *txStream, st Status) {
 // windows allow. Call it whenever NextDeadline has passed (after a batch
 // of Input calls that emptied the link, Pump does the rest), but only once
 // every frame received before now has been given to Input: the timers
-// judge the peer (no answer for LivenessTimeout fails the stream) and must not do so while its
-// answers wait unread in the link, as they can for a long time on a loaded
-// machine. After a batch that may have left frames in the link, call Pump
-// instead.
+// judge the peer (no answer for LivenessTimeout fails the stream) and
+// must not do so while its answers wait unread in the link, as they can
+// for a long time on a loaded machine. After a batch that may have left
+// frames in the link, call Pump instead.
 func (e *Engine) Tick(now Time) {
 	e.txBlock = false
 	e.pruneActive()
