@@ -234,7 +234,9 @@ func (c *Config) mapFile() string {
 // entry; rail n reaches rail n of a peer (the n-th MAC of its entry). A
 // rail whose interface goes down, or on which a peer stops answering, is
 // left until it works again; the frames lost on it are retransmitted on
-// the others, without errors for the application.
+// the others, without errors for the application. A port opens while one
+// of its unit's interfaces is up: the rail of a down interface starts
+// down and comes back when the interface comes up.
 type Unit struct {
 	// Name names the unit: a port is exclusive per (network namespace,
 	// unit name, port id).

@@ -196,7 +196,8 @@ type Port struct {
 // names its pid), PermissionDenied for a reserved port (0, 1, 3) without
 // cfg.Privileged, for a missing capability (CAP_NET_RAW) or an unreadable
 // map file, InvalidPortNumber, NoSuchDevice for a missing interface,
-// UnsupportedDevice for an interface that cannot carry EtherGM,
+// UnsupportedDevice for an interface that cannot carry EtherGM, Failure
+// for a down interface (every interface of a unit of several: see Unit),
 // InvalidParameter for a malformed map file (the message names the file
 // and line) or a token count out of bounds (Config.SendTokens,
 // Config.ReceiveTokens), UntranslatedSystemError and Failure otherwise.

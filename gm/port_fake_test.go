@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -484,6 +485,83 @@ func TestFakeRails(t *testing.T) {
 	}
 	if !a.RailStats()[1].Down {
 		t.Fatal("rail not reported down")
+	}
+}
+
+// TestFakeRailsOpenDown: a two-rail unit whose first interface is down
+// (its opener refuses it without link.Config.AllowDown, as link.Open does)
+// opens with that rail down and sends on the other; the rail is used again
+// once its interface runs. With every interface of the unit down, or the
+// one interface of a one-rail unit, Open fails with Failure and the link's
+// message, and leaves the port free.
+func TestFakeRailsOpenDown(t *testing.T) {
+	n := newFakeNet(t, 2, 2)
+	isDown := map[string]bool{n.ifs[0][0]: true, n.ifs[0][1]: true}
+	links := map[string]*linktest.Link{}
+	downOpener := func(c *gm.Config) {
+		o := c.OpenLink
+		c.OpenLink = func(ifname string, lc *link.Config) (link.Endpoint, error) {
+			if isDown[ifname] && !lc.AllowDown {
+				return nil, &link.OpError{Op: "lookup", Interface: ifname, Err: link.ErrInterfaceDown}
+			}
+			e, err := o(ifname, lc)
+			if err == nil {
+				l := e.(*linktest.Link)
+				l.SetRunning(!isDown[ifname])
+				links[ifname] = l
+			}
+			return e, err
+		}
+	}
+	for _, ifs := range [][]string{n.ifs[0], n.ifs[0][:1]} {
+		cfg := n.config(0)
+		downOpener(cfg)
+		_, err := gm.OpenUnit(&gm.Unit{Name: n.units[0], Interfaces: ifs}, 2, "", cfg)
+		want := "link: interface " + ifs[0] + " is down (`ip link set " + ifs[0] + " up`)"
+		if !errors.Is(err, gm.Failure) || !errors.Is(err, link.ErrInterfaceDown) || !strings.Contains(err.Error(), want) {
+			t.Errorf("unit %v down: %v, want Failure saying %q", ifs, err, want)
+		}
+	}
+	if len(links) != 0 {
+		t.Fatalf("a unit with every interface down opened %d links", len(links))
+	}
+
+	isDown[n.ifs[0][1]] = false
+	a, b := n.open(t, 0, 2, downOpener), n.open(t, 1, 4, nil)
+	if rs := a.RailStats(); len(rs) != 2 || !rs[0].Down || rs[1].Down {
+		t.Fatalf("rails %+v, want rail 0 down", rs)
+	}
+	la, lb := startLoop(a, nil), startLoop(b, nil)
+	defer la.Stop()
+	defer lb.Stop()
+	size := gm.MinSizeForLength(200000)
+	for range 2 {
+		if err := b.ProvideReceiveBuffer(make([]byte, 200000), size, gm.LowPriority, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	comps := newCompletions()
+	msg := pattern(200000, 6)
+	if err := a.SendWithCallback(msg, size, len(msg), gm.LowPriority, 2, 4, comps.cb, 1); err != nil {
+		t.Fatal(err)
+	}
+	if c := comps.wait(t, 1, 10*time.Second); c[0].st != gm.Success {
+		t.Fatalf("send with rail 0 down: %v", c[0].st)
+	}
+	if rs := a.RailStats(); rs[0].Link.TxFrames != 0 || rs[1].Link.TxFrames < 100 {
+		t.Fatalf("rails %+v: the down rail carried frames", rs)
+	}
+	// The interface comes up: the rail is up again and carries its share.
+	links[n.ifs[0][0]].SetRunning(true)
+	waitFor(t, 10*time.Second, "rail 0 up", func() bool { return !a.RailStats()[0].Down })
+	if err := a.SendWithCallback(msg, size, len(msg), gm.LowPriority, 2, 4, comps.cb, 2); err != nil {
+		t.Fatal(err)
+	}
+	if c := comps.wait(t, 2, 10*time.Second); c[1].st != gm.Success {
+		t.Fatalf("send after rail 0 came up: %v", c[1].st)
+	}
+	if tx := a.RailStats()[0].Link.TxFrames; tx < 10 {
+		t.Fatalf("rail 0 carried %d frames after it came up", tx)
 	}
 }
 

@@ -1,6 +1,8 @@
 package gm
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 
 	"github.com/ethergm/ethergm/gm/internal/rail"
@@ -16,6 +18,13 @@ import (
 
 // openLinks opens the links of unit u with open, one per interface, each
 // decorated with wrap if it is set.
+//
+// A unit of several interfaces opens as long as one of them is up: the
+// others are opened with link.Config.AllowDown, and their rails start
+// down (the set finds their links not Running), as if they had gone down
+// after the open; the set takes each back when its interface comes up. A
+// unit whose interfaces are all down, or of one down interface, fails
+// with the first one's link.ErrInterfaceDown.
 func openLinks(u *Unit, lc *link.Config, open func(string, *link.Config) (link.Endpoint, error), wrap func(link.Endpoint) link.Endpoint) ([]link.Endpoint, error) {
 	if len(u.Interfaces) > rail.MaxRails {
 		return nil, fmt.Errorf("unit %q has %d interfaces (at most %d rails)", u.Name, len(u.Interfaces), rail.MaxRails)
@@ -27,30 +36,69 @@ func openLinks(u *Unit, lc *link.Config, open func(string, *link.Config) (link.E
 			}
 		}
 	}
-	lks := make([]link.Endpoint, 0, len(u.Interfaces))
-	for _, ifname := range u.Interfaces {
-		lk, err := open(ifname, lc)
-		if err == nil && (len(lk.HardwareAddr()) != 6 || lk.MTU() < link.MinMTU) {
-			// Only an OpenLink other than link.Open (which checks both)
-			// gets here.
-			lk.Close()
-			err = &link.OpError{Op: "open", Interface: ifname, Err: link.ErrNotEthernet}
-			if len(lk.HardwareAddr()) == 6 {
-				err = &link.OpError{Op: "open", Interface: ifname, Err: link.ErrMTU, Detail: fmt.Sprint(lk.MTU())}
-			}
-		}
-		if err != nil {
-			for _, l := range lks {
+	lks := make([]link.Endpoint, len(u.Interfaces))
+	fail := func(err error) ([]link.Endpoint, error) {
+		for _, l := range lks {
+			if l != nil {
 				l.Close()
 			}
-			return nil, err
 		}
-		if wrap != nil {
-			lk = wrap(lk)
+		return nil, err
+	}
+	// The interfaces that are up first, so that a unit with none up opens
+	// no link; then the down ones.
+	var down []int
+	var downErr error
+	for i, ifname := range u.Interfaces {
+		lk, err := openRail(ifname, lc, open)
+		if errors.Is(err, link.ErrInterfaceDown) && len(u.Interfaces) > 1 {
+			down = append(down, i)
+			downErr = cmp.Or(downErr, err)
+			continue
 		}
-		lks = append(lks, lk)
+		if err != nil {
+			return fail(err)
+		}
+		lks[i] = lk
+	}
+	if len(down) == len(u.Interfaces) {
+		return fail(downErr)
+	}
+	if len(down) > 0 {
+		dc := *lc
+		dc.AllowDown = true
+		for _, i := range down {
+			lk, err := openRail(u.Interfaces[i], &dc, open)
+			if err != nil {
+				return fail(err)
+			}
+			lks[i] = lk
+		}
+	}
+	if wrap != nil {
+		for i, lk := range lks {
+			lks[i] = wrap(lk)
+		}
 	}
 	return lks, nil
+}
+
+// openRail opens the link of interface ifname with open and checks what
+// link.Open checks itself (a 6-byte MAC, link.MinMTU) for other openers.
+func openRail(ifname string, lc *link.Config, open func(string, *link.Config) (link.Endpoint, error)) (link.Endpoint, error) {
+	lk, err := open(ifname, lc)
+	if err != nil {
+		return nil, err
+	}
+	if len(lk.HardwareAddr()) != 6 {
+		lk.Close()
+		return nil, &link.OpError{Op: "open", Interface: ifname, Err: link.ErrNotEthernet}
+	}
+	if lk.MTU() < link.MinMTU {
+		lk.Close()
+		return nil, &link.OpError{Op: "open", Interface: ifname, Err: link.ErrMTU, Detail: fmt.Sprint(lk.MTU())}
+	}
+	return lk, nil
 }
 
 // adoptMapLocked makes the peers' addresses follow the node map m (just

@@ -263,6 +263,77 @@ func TestIntegrationRailsFailover(t *testing.T) {
 	}
 }
 
+// TestIntegrationRailsOpenDown opens a port on a two-rail unit whose
+// first interface is down: the port opens with that rail down and streams
+// over the other; once the interface is up the rail is used again, and
+// when the other interface is then cut, every message still arrives over
+// the first rail, once and in order. A unit whose interfaces are all down,
+// or a one-rail unit on a down interface, still fails to open with
+// Failure and the link's message.
+func TestIntegrationRailsOpenDown(t *testing.T) {
+	c := netns.New(t, netns.Options{Hosts: 2, Rails: 2})
+	h0, h1 := c.Hosts[0], c.Hosts[1]
+	mapPath := writeMap(t, c)
+	for r := range 2 {
+		if err := h0.LinkDown(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ifs := range [][]string{h0.Ifaces, h0.Ifaces[:1]} {
+		err := h0.Do(func() error {
+			p, err := gm.Open(strings.Join(ifs, ","), 2, "rails", testConfig(h0, mapPath))
+			if err == nil {
+				p.Close()
+			}
+			return err
+		})
+		want := "link: interface " + ifs[0] + " is down (`ip link set " + ifs[0] + " up`)"
+		if !errors.Is(err, gm.Failure) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("open %v with every interface down: %v, want Failure saying %q", ifs, err, want)
+		}
+	}
+	if err := h0.LinkUp(1); err != nil {
+		t.Fatal(err)
+	}
+
+	a, b := railPair(t, c, mapPath, h0.Ifaces, h1.Ifaces)
+	if rs := a.RailStats(); !rs[0].Down || rs[1].Down {
+		t.Fatalf("rails %+v, want rail 0 down", rs)
+	}
+	const count, msgLen = 40, 128 << 10
+	railStream(t, a, b, b.NodeID(), count, msgLen, 300, nil)
+	if tx := railTx(a); tx[0] != 0 {
+		t.Errorf("the down rail sent %d frames (rails tx %v)", tx[0], tx)
+	}
+
+	if err := h0.LinkUp(0); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "rail 0 up", func() bool {
+		return !a.RailStats()[0].Down && !b.RailStats()[0].Down
+	})
+	var txCut []uint64
+	railStream(t, a, b, b.NodeID(), 3*count, msgLen, 400, func() {
+		if err := h0.LinkDown(1); err != nil {
+			t.Fatal(err)
+		}
+		txCut = railTx(a)
+	})
+	txEnd := railTx(a)
+	if txCut[0] == 0 {
+		t.Errorf("rail 0 carried nothing between its interface coming up and the cut of rail 1 (rails tx %v)", txCut)
+	}
+	t.Logf("rails tx at the cut %v, at the end %v; sender %+v; rails %+v", txCut, txEnd, a.Stats(), a.RailStats())
+	// Half the stream's messages at least went after the cut, all over
+	// rail 0: a quarter of its data frames leaves room for frames resent.
+	if sent := txEnd[0] - txCut[0]; sent < a.Stats().DataSent/4 {
+		t.Errorf("rail 0 sent %d frames after rail 1 was cut (%d data frames in all)", sent, a.Stats().DataSent)
+	}
+	if !a.RailStats()[1].Down {
+		t.Errorf("rail 1 not down after the cut: %+v", a.RailStats())
+	}
+}
+
 // TestIntegrationRailsPairing checks units with fewer rails: a one-rail
 // unit behaves as before (on the second interface too, which pairs with
 // the peer's second MAC), and a two-rail unit sends to a peer whose map

@@ -654,6 +654,35 @@ func TestIntegrationErrors(t *testing.T) {
 	}
 }
 
+// TestIntegrationOpenDown: with Config.AllowDown a Link opens on an
+// interface that is down, is not Running and refuses to send (ENETDOWN)
+// while it is down, and works both ways once it comes up, its doorbell
+// included (its sockets were bound while the interface was down).
+func TestIntegrationOpenDown(t *testing.T) {
+	c := netns.New(t, netns.Options{Hosts: 2, Direct: true})
+	h := c.Hosts[0]
+	if err := h.LinkDown(0); err != nil {
+		t.Fatal(err)
+	}
+	a := openOn(t, h, &Config{AllowDown: true})
+	b := openOn(t, c.Hosts[1], nil)
+	if a.Running() {
+		t.Error("Running() on a down interface")
+	}
+	if err := a.Send(testFrame(nil, mac6(b.HardwareAddr()), mac6(a.HardwareAddr()), 0, 1, 64)); !errors.Is(err, syscall.ENETDOWN) {
+		t.Errorf("Send on a down interface = %v, want ENETDOWN", err)
+	}
+	if err := h.LinkUp(0); err != nil {
+		t.Fatal(err)
+	}
+	if !a.Running() {
+		t.Error("not Running() after LinkUp")
+	}
+	pingPong(t, a, b, 20, true, 64)
+	pingPong(t, b, a, 20, true, 64)
+	doorbellRings(t, b, a)
+}
+
 // TestIntegrationLinkFlap checks that a Link keeps working after its
 // interface went down and up again (the kernel re-registers the sockets).
 func TestIntegrationLinkFlap(t *testing.T) {

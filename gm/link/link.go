@@ -115,6 +115,14 @@ type Config struct {
 	// (partition: EnvPartition); without either, frames are neither sealed
 	// nor checked.
 	Auth *auth.Authenticator
+	// AllowDown makes Open accept an interface that is administratively
+	// down instead of failing with ErrInterfaceDown. The Link is then one
+	// whose interface went down after Open: Running reports false, sends
+	// fail with ENETDOWN and nothing arrives, until the interface comes up
+	// and the kernel hooks its sockets to it again. A GM port opens the
+	// down rails of a unit of several interfaces so (gm.Unit); anything
+	// else, such as a tool that opens one Link, needs its interface up.
+	AllowDown bool
 }
 
 // Environment variables read by Open when Config.Auth is nil.

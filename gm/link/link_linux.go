@@ -104,8 +104,9 @@ type Link struct {
 
 // Open opens a Link on the interface ifname. cfg may be nil. It needs
 // CAP_NET_RAW. Errors are *OpError values wrapping ErrNoInterface,
-// ErrInterfaceDown, ErrNotEthernet, ErrMTU or the errno of the failed step (so
-// errors.Is(err, os.ErrPermission) reports a missing capability).
+// ErrInterfaceDown (unless Config.AllowDown), ErrNotEthernet, ErrMTU or the
+// errno of the failed step (so errors.Is(err, os.ErrPermission) reports a
+// missing capability).
 //
 // Open runs the start-up self-test that decides between the open-block and
 // the fallback reader (see Mode); it sends a few frames addressed to the
@@ -162,7 +163,10 @@ func (l *Link) open() error {
 	if len(ifi.HardwareAddr) != 6 {
 		return l.opErr("lookup", ErrNotEthernet)
 	}
-	if ifi.Flags&net.FlagUp == 0 {
+	if ifi.Flags&net.FlagUp == 0 && !l.cfg.AllowDown {
+		// With AllowDown the sockets are bound to the down interface all
+		// the same: the kernel hooks them to it when it comes up, as it
+		// does after a down/up cycle under an open Link.
 		return l.opErr("lookup", ErrInterfaceDown)
 	}
 	if ifi.MTU < MinMTU {
