@@ -20,18 +20,13 @@ import (
 // senders share a few cores), until SIGINT/SIGTERM or for o.Duration,
 // then waits for every completion and prints a result.IncastSend record.
 func incastSend(o *options) error {
-	p, peer, err := openClient(o)
+	s, peer, err := openSender(o, true, o.depth)
 	if err != nil {
 		return err
 	}
+	p, stop := s.p, s.stop
 	defer p.Close()
-	stop := ctl.StopFlag()
-	s := newSender(p, o.depth, o.size, o.Timeout, stop)
-	var alarm gm.Alarm
-	var rearm func(any)
-	rearm = func(any) { p.SetAlarm(&alarm, uint64(watchdog/time.Microsecond), rearm, nil) }
-	rearm(nil)
-	defer p.CancelAlarm(&alarm)
+	defer startWatchdog(p)()
 	size := gm.MinSizeForLength(o.size)
 	deadline := time.Now().Add(o.Duration)
 	progress := time.Now()
@@ -105,11 +100,7 @@ func incastSink(o *options) error {
 	}
 	defer p.Close()
 	stop := ctl.StopFlag()
-	var alarm gm.Alarm
-	var rearm func(any)
-	rearm = func(any) { p.SetAlarm(&alarm, uint64(watchdog/time.Microsecond), rearm, nil) }
-	rearm(nil)
-	defer p.CancelAlarm(&alarm)
+	defer startWatchdog(p)()
 	ctl.Ready() // before the buffers, as streamRecv
 	size := gm.MinSizeForLength(o.size)
 	for range o.buffers {

@@ -66,58 +66,52 @@ func main() {
 	if o.Client && o.peer == "" {
 		fatal(errors.New("-client needs -peer"))
 	}
-	var err error
 	if o.profile != "" {
-		f, perr := os.Create(o.profile)
-		if perr == nil {
-			perr = pprof.StartCPUProfile(f)
+		f, err := os.Create(o.profile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
 		}
-		if perr != nil {
-			fatal(perr)
+		if err != nil {
+			fatal(err)
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
-	switch o.mode {
-	case "pingpong":
-		err = setDefaults(&o, 8, gm.HighPriority)
-		if err == nil && o.Server {
-			err = pingServer(&o)
-		} else if err == nil {
-			err = pingClient(&o)
-		}
-	case "stream":
-		err = setDefaults(&o, 1<<20, gm.LowPriority)
-		if err == nil && o.size <= endLen {
-			err = fmt.Errorf("-size %d: stream messages must be longer than the %d-byte end marker", o.size, endLen)
-		}
-		if err == nil && o.Server {
-			err = streamRecv(&o)
-		} else if err == nil {
-			err = streamSend(&o)
-		}
-	case "incast":
-		err = setDefaults(&o, 1<<20, gm.LowPriority)
-		if err == nil && o.depth < 1 {
-			err = fmt.Errorf("-depth %d: want at least 1", o.depth)
-		}
-		if err == nil && o.Server {
-			err = incastSink(&o)
-		} else if err == nil {
-			err = incastSend(&o)
-		}
-	case "tcp":
-		if o.Server {
-			err = tcpSink(&o)
-		} else {
-			err = tcpSend(&o)
-		}
-	default:
-		err = fmt.Errorf("unknown -mode %q", o.mode)
-	}
-	if err != nil {
+	if err := ctl.Dispatch(modes, o.mode, o.Server, &o); err != nil {
 		pprof.StopCPUProfile()
 		fatal(err)
 	}
+}
+
+// modes are the values of -mode.
+var modes = []ctl.Mode[options]{
+	{Name: "pingpong", Check: pingCheck, Server: pingSide(false, pingServer), Client: pingSide(true, pingClient)},
+	{Name: "stream", Check: streamCheck, Server: streamRecv, Client: streamSend},
+	{Name: "incast", Check: incastCheck, Server: incastSink, Client: incastSend},
+	{Name: "tcp", Server: tcpSink, Client: tcpSend},
+}
+
+// pingCheck, streamCheck and incastCheck are the modes' Checks: each sets
+// the mode's default size and priority and checks what the mode needs.
+func pingCheck(o *options) error { return setDefaults(o, 8, gm.HighPriority) }
+
+func streamCheck(o *options) error {
+	if err := setDefaults(o, 1<<20, gm.LowPriority); err != nil {
+		return err
+	}
+	if o.size <= endLen {
+		return fmt.Errorf("-size %d: stream messages must be longer than the %d-byte end marker", o.size, endLen)
+	}
+	return nil
+}
+
+func incastCheck(o *options) error {
+	if err := setDefaults(o, 1<<20, gm.LowPriority); err != nil {
+		return err
+	}
+	if o.depth < 1 {
+		return fmt.Errorf("-depth %d: want at least 1", o.depth)
+	}
+	return nil
 }
 
 func fatal(err error) {
@@ -160,18 +154,25 @@ func open(o *options) (*gm.Port, error) {
 	return gm.Open(o.unit, o.port, "egm-gmperf", &gm.Config{Window: o.window, ClusterKeyFile: o.key, Link: link.Config{V2: o.v2}})
 }
 
-// openClient opens the port of a client and resolves its -peer.
-func openClient(o *options) (*gm.Port, gm.NodeID, error) {
+// openSender opens the benchmark's port, resolves -peer if client is set
+// (else peer is 0), and returns the port's sender of slots buffers of
+// o.size bytes (slots 0: one per send token), stopped by SIGINT/SIGTERM.
+// Closing s.p closes the port.
+func openSender(o *options, client bool, slots int) (s *sender, peer gm.NodeID, err error) {
 	p, err := open(o)
 	if err != nil {
 		return nil, 0, err
 	}
-	peer, err := resolvePeer(p, o.peer)
-	if err != nil {
-		p.Close()
-		return nil, 0, err
+	if client {
+		if peer, err = resolvePeer(p, o.peer); err != nil {
+			p.Close()
+			return nil, 0, err
+		}
 	}
-	return p, peer, nil
+	if slots == 0 {
+		slots = p.NumSendTokens()
+	}
+	return newSender(p, slots, o.size, o.Timeout, ctl.StopFlag()), peer, nil
 }
 
 // resolvePeer returns the node id of -peer: a host name of the node map or
@@ -351,42 +352,32 @@ func maxTime(a, b time.Time) time.Time {
 // provided (one message is in flight at a time).
 const pingBuffers = 4
 
-// openPing opens a ping-pong side's port (a client's with its -peer
-// resolved) with its receive buffers provided, and returns it with the
-// messages' size class and a sender stopped by SIGINT/SIGTERM.
-func openPing(o *options, client bool) (*gm.Port, gm.NodeID, uint8, *sender, error) {
-	var p *gm.Port
-	var peer gm.NodeID
-	var err error
-	if client {
-		p, peer, err = openClient(o)
-	} else {
-		p, err = open(o)
-	}
-	if err != nil {
-		return nil, 0, 0, nil, err
-	}
-	size := gm.MinSizeForLength(o.size)
-	for range pingBuffers {
-		if err := p.ProvideReceiveBuffer(make([]byte, max(o.size, 1)), size, o.pri, 0); err != nil {
-			p.Close()
-			return nil, 0, 0, nil, fmt.Errorf("provide: %w", err)
+// pingSide returns a role of the ping-pong mode: run on the side's port
+// (a client's with its -peer resolved) with its receive buffers provided,
+// its sender (openSender) and the messages' size class; the port is
+// closed after.
+func pingSide(client bool, run func(o *options, s *sender, peer gm.NodeID, size uint8) error) func(*options) error {
+	return func(o *options) error {
+		s, peer, err := openSender(o, client, pingBuffers)
+		if err != nil {
+			return err
 		}
+		defer s.p.Close()
+		size := gm.MinSizeForLength(o.size)
+		for range pingBuffers {
+			if err := s.p.ProvideReceiveBuffer(make([]byte, max(o.size, 1)), size, o.pri, 0); err != nil {
+				return fmt.Errorf("provide: %w", err)
+			}
+		}
+		return run(o, s, peer, size)
 	}
-	return p, peer, size, newSender(p, pingBuffers, o.size, o.Timeout, ctl.StopFlag()), nil
 }
 
 // pingServer answers every message with a message of the same length and
 // content (sent from its own buffer), to the sender's node, until
 // SIGINT/SIGTERM. It polls with Receive.
-func pingServer(o *options) error {
-	p, _, size, s, err := openPing(o, false)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	msg := make([]byte, o.size)
-	stop := s.stop
+func pingServer(o *options, s *sender, _ gm.NodeID, size uint8) error {
+	p, stop, msg := s.p, s.stop, make([]byte, o.size)
 	ctl.Ready()
 	for !stop.Load() {
 		e := p.Receive()
@@ -419,13 +410,8 @@ func pingServer(o *options) error {
 
 // pingClient measures round trips of o.size-byte messages and prints a
 // result.Latency record. Both sides poll with Receive.
-func pingClient(o *options) error {
-	p, peer, size, s, err := openPing(o, true)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	stop := s.stop
+func pingClient(o *options, s *sender, peer gm.NodeID, size uint8) error {
+	p, stop := s.p, s.stop
 	pings := result.NewPings(o.N, o.Warmup)
 	for i := 0; i < o.Warmup+o.N; i++ {
 		sl, err := s.free()
@@ -513,14 +499,12 @@ func ethPayload(length, mtu int) int {
 // for every completion and prints a result.Stream record (sender side:
 // first send to last completion). It polls with Receive.
 func streamSend(o *options) error {
-	p, peer, err := openClient(o)
+	s, peer, err := openSender(o, true, 0)
 	if err != nil {
 		return err
 	}
+	p, stop, tokens := s.p, s.stop, len(s.slots)
 	defer p.Close()
-	stop := ctl.StopFlag()
-	tokens := p.NumSendTokens()
-	s := newSender(p, tokens, o.size, o.Timeout, stop)
 	size := gm.MinSizeForLength(o.size)
 	var sent uint64
 	start := time.Now()
@@ -559,9 +543,20 @@ func streamSend(o *options) error {
 	return result.Print(os.Stdout, rec)
 }
 
-// watchdog is the period of the alarm that wakes the stream receiver's
-// BlockingReceive to check the stop flag and the timeout.
+// watchdog is the period of the alarm that wakes a BlockingReceive (the
+// stream receiver's, the incast sender's and sink's) to check the stop
+// flag and the timeout.
 const watchdog = 100 * time.Millisecond
+
+// startWatchdog sets an alarm on p that rings every watchdog until the
+// returned function cancels it.
+func startWatchdog(p *gm.Port) (cancel func()) {
+	var alarm gm.Alarm
+	var rearm func(any)
+	rearm = func(any) { p.SetAlarm(&alarm, uint64(watchdog/time.Microsecond), rearm, nil) }
+	rearm(nil)
+	return func() { p.CancelAlarm(&alarm) }
+}
 
 // streamRecv keeps o.buffers receive buffers provided, receives with
 // BlockingReceive until the end marker and prints a result.Stream record:
@@ -580,11 +575,7 @@ func streamRecv(o *options) error {
 		return fmt.Errorf("-size %d is in the end marker's size class", o.size)
 	}
 	stop := ctl.StopFlag()
-	var alarm gm.Alarm
-	var rearm func(any)
-	rearm = func(any) { p.SetAlarm(&alarm, uint64(watchdog/time.Microsecond), rearm, nil) }
-	rearm(nil)
-	defer p.CancelAlarm(&alarm)
+	defer startWatchdog(p)()
 	// Ready before the buffers: touching them (membuf) can take seconds on
 	// a loaded virtual machine, and a harness waits for the ready line a
 	// bounded time. A message that arrives before its buffer is refused

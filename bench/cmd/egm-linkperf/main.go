@@ -54,26 +54,15 @@ func main() {
 	if err := o.Role(); err != nil {
 		fatal(err)
 	}
-	var err error
-	switch o.mode {
-	case "pingpong":
-		if o.Server {
-			err = pingServer(&o)
-		} else {
-			err = pingClient(&o)
-		}
-	case "stream":
-		if o.Server {
-			err = streamRecv(&o)
-		} else {
-			err = streamSend(&o)
-		}
-	default:
-		err = fmt.Errorf("unknown -mode %q", o.mode)
-	}
-	if err != nil {
+	if err := ctl.Dispatch(modes, o.mode, o.Server, &o); err != nil {
 		fatal(err)
 	}
+}
+
+// modes are the values of -mode.
+var modes = []ctl.Mode[options]{
+	{Name: "pingpong", Server: pingServer, Client: pingClient},
+	{Name: "stream", Server: streamRecv, Client: streamSend},
 }
 
 func fatal(err error) {

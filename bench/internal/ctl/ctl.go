@@ -188,6 +188,35 @@ func (r *Run) Role() error {
 	return nil
 }
 
+// Mode is one -mode of a benchmark program whose options are an O: Check,
+// if set, checks the options and fills in the mode's defaults; Server and
+// Client run the two roles.
+type Mode[O any] struct {
+	Name           string
+	Check          func(o *O) error
+	Server, Client func(o *O) error
+}
+
+// Dispatch runs the mode of modes named name with options o: its Check,
+// then its Server if server is set, else its Client.
+func Dispatch[O any](modes []Mode[O], name string, server bool, o *O) error {
+	for _, m := range modes {
+		if m.Name != name {
+			continue
+		}
+		if m.Check != nil {
+			if err := m.Check(o); err != nil {
+				return err
+			}
+		}
+		if server {
+			return m.Server(o)
+		}
+		return m.Client(o)
+	}
+	return fmt.Errorf("unknown -mode %q", name)
+}
+
 // Ether holds the options of the programs that send raw frames: the
 // interface and the peer's MAC address.
 type Ether struct {
