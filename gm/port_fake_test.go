@@ -431,6 +431,34 @@ func TestFakePutGet(t *testing.T) {
 	}
 }
 
+// railSender starts the receive loops of a and of b (port 4 of node 2),
+// provides b the buffers of two 200000-byte messages, and returns a
+// function that sends one such message from a and fails the test, saying
+// what, unless it completes with Success.
+func railSender(t *testing.T, a, b *gm.Port) func(what string) {
+	la, lb := startLoop(a, nil), startLoop(b, nil)
+	t.Cleanup(func() { lb.Stop(); la.Stop() })
+	size := gm.MinSizeForLength(200000)
+	for range 2 {
+		if err := b.ProvideReceiveBuffer(make([]byte, 200000), size, gm.LowPriority, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	comps := newCompletions()
+	msg := pattern(200000, 5)
+	sent := 0
+	return func(what string) {
+		t.Helper()
+		sent++
+		if err := a.SendWithCallback(msg, size, len(msg), gm.LowPriority, 2, 4, comps.cb, sent); err != nil {
+			t.Fatal(err)
+		}
+		if c := comps.wait(t, sent, 10*time.Second); c[sent-1].st != gm.Success {
+			t.Fatalf("%s: %v", what, c[sent-1].st)
+		}
+	}
+}
+
 // TestFakeRails: a two-rail unit over fake links stripes a large message
 // over both rails, and keeps working when one rail goes down.
 func TestFakeRails(t *testing.T) {
@@ -453,23 +481,8 @@ func TestFakeRails(t *testing.T) {
 	if rs := a.RailStats(); len(rs) != 2 {
 		t.Fatalf("rails %+v", rs)
 	}
-	la, lb := startLoop(a, nil), startLoop(b, nil)
-	defer la.Stop()
-	defer lb.Stop()
-	size := gm.MinSizeForLength(200000)
-	for range 2 {
-		if err := b.ProvideReceiveBuffer(make([]byte, 200000), size, gm.LowPriority, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	comps := newCompletions()
-	msg := pattern(200000, 5)
-	if err := a.SendWithCallback(msg, size, len(msg), gm.LowPriority, 2, 4, comps.cb, 1); err != nil {
-		t.Fatal(err)
-	}
-	if c := comps.wait(t, 1, 10*time.Second); c[0].st != gm.Success {
-		t.Fatalf("send: %v", c[0].st)
-	}
+	send := railSender(t, a, b)
+	send("send")
 	for i, r := range a.RailStats() {
 		if r.Link.TxFrames < 10 {
 			t.Fatalf("rail %d carried %d frames: no striping", i, r.Link.TxFrames)
@@ -477,12 +490,7 @@ func TestFakeRails(t *testing.T) {
 	}
 	// Host 0's second rail goes down: the next message takes the first.
 	links[1].SetRunning(false)
-	if err := a.SendWithCallback(msg, size, len(msg), gm.LowPriority, 2, 4, comps.cb, 2); err != nil {
-		t.Fatal(err)
-	}
-	if c := comps.wait(t, 2, 10*time.Second); c[1].st != gm.Success {
-		t.Fatalf("send with a rail down: %v", c[1].st)
-	}
+	send("send with a rail down")
 	if !a.RailStats()[1].Down {
 		t.Fatal("rail not reported down")
 	}
@@ -531,35 +539,15 @@ func TestFakeRailsOpenDown(t *testing.T) {
 	if rs := a.RailStats(); len(rs) != 2 || !rs[0].Down || rs[1].Down {
 		t.Fatalf("rails %+v, want rail 0 down", rs)
 	}
-	la, lb := startLoop(a, nil), startLoop(b, nil)
-	defer la.Stop()
-	defer lb.Stop()
-	size := gm.MinSizeForLength(200000)
-	for range 2 {
-		if err := b.ProvideReceiveBuffer(make([]byte, 200000), size, gm.LowPriority, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	comps := newCompletions()
-	msg := pattern(200000, 6)
-	if err := a.SendWithCallback(msg, size, len(msg), gm.LowPriority, 2, 4, comps.cb, 1); err != nil {
-		t.Fatal(err)
-	}
-	if c := comps.wait(t, 1, 10*time.Second); c[0].st != gm.Success {
-		t.Fatalf("send with rail 0 down: %v", c[0].st)
-	}
+	send := railSender(t, a, b)
+	send("send with rail 0 down")
 	if rs := a.RailStats(); rs[0].Link.TxFrames != 0 || rs[1].Link.TxFrames < 100 {
 		t.Fatalf("rails %+v: the down rail carried frames", rs)
 	}
 	// The interface comes up: the rail is up again and carries its share.
 	links[n.ifs[0][0]].SetRunning(true)
 	waitFor(t, 10*time.Second, "rail 0 up", func() bool { return !a.RailStats()[0].Down })
-	if err := a.SendWithCallback(msg, size, len(msg), gm.LowPriority, 2, 4, comps.cb, 2); err != nil {
-		t.Fatal(err)
-	}
-	if c := comps.wait(t, 2, 10*time.Second); c[1].st != gm.Success {
-		t.Fatalf("send after rail 0 came up: %v", c[1].st)
-	}
+	send("send after rail 0 came up")
 	if tx := a.RailStats()[0].Link.TxFrames; tx < 10 {
 		t.Fatalf("rail 0 carried %d frames after it came up", tx)
 	}
