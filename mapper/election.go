@@ -91,6 +91,39 @@ func (m *Mapper) configured() bool {
 	return m.cur.leaderConfigured && m.cur.mapper == m.elected
 }
 
+// Settled reports whether this host waits on no prompt answer: it made its
+// startup passes, is not searching for a mapper in charge, hands no table
+// over, and holds a configured map: as the mapper in charge, every host
+// acknowledged it and no change waits to be mapped; as a follower, its
+// mapper in charge says so.
+func (m *Mapper) Settled() bool {
+	if !m.self.started || m.self.starting || m.searching() || m.hand.next != never || !m.configured() {
+		return false
+	}
+	if m.leading() {
+		return m.lead.nextRetry == never && m.lead.nextIssue == never && m.lead.waitFor == (nodemap.MAC{})
+	}
+	// A newer map of its mapper in charge, partly received.
+	return m.asm.mapper != m.elected || m.asm.version <= m.cur.version
+}
+
+// RecvDelay is how long a received frame may wait before Input: a driver
+// that polls its rings reads them at least this often. It is a startup
+// pass while this host is the mapper in charge and not settled (it waits
+// for acknowledgements, hand-overs and changes: the sooner it reads them,
+// the fewer CONFIG retries it sends), and half a verification interval
+// otherwise: a scout can wait that long, and a CONFIG acknowledged late
+// is sent again. Followers never hurry: when the mapper in charge stops,
+// all of them search at once, and drivers that read faster then would
+// load every host when the cluster is slowest. Every wake-up of an idle
+// daemon costs its host far more than the frames it reads.
+func (m *Mapper) RecvDelay() Time {
+	if m.leading() && !m.Settled() {
+		return m.pass
+	}
+	return m.interval / 2
+}
+
 func (m *Mapper) becomeLeader(now Time) {
 	m.lead = leaderState{active: true, nextIssue: now, nextRetry: never, lastIssue: never, holdUntil: never, announce: true}
 	m.hand = handover{next: never}

@@ -572,3 +572,82 @@ func TestNewcomerTakesOver(t *testing.T) {
 		}
 	}
 }
+
+// TestSettled: a host is settled once the network is configured and stays
+// so while nothing changes; a start, a new map and the search after the
+// mapper in charge stops unsettle the hosts they concern until the network
+// is configured again. Only an unsettled mapper in charge asks its driver
+// to read its rings more often (RecvDelay).
+func TestSettled(t *testing.T) {
+	n := newSim(t, 17)
+	for i := range 8 {
+		n.add(fmt.Sprintf("q%d", i), 1, 0)
+	}
+	settled := func() (c int) {
+		for _, h := range n.live() {
+			if h.m.Settled() {
+				c++
+			}
+		}
+		return c
+	}
+	startAll(n)
+	n.run(n.now + DefaultVerifyInterval/5)
+	if c := settled(); c != 0 {
+		t.Fatalf("%d hosts settled within their startup passes", c)
+	}
+	mustConverge(t, n, 2*time.Second)
+	n.run(n.now + DefaultVerifyInterval)
+	for end := n.now + 8*DefaultVerifyInterval; n.now < end; {
+		n.run(n.now + 10*time.Millisecond)
+		if c := settled(); c != len(n.hosts) {
+			t.Fatalf("%v: %d of %d hosts settled in a steady state:\n%s", n.now, c, len(n.hosts), why(n.live()))
+		}
+	}
+
+	// A newcomer of a higher level: a new mapper in charge and a new map.
+	// It reads its rings every pass until every host acknowledged its
+	// map; the followers never read more often than every half interval.
+	z := n.add("z", 2, 0)
+	z.start()
+	n.run(n.now + DefaultVerifyInterval/5)
+	if z.m.Settled() {
+		t.Fatal("the newcomer is settled within its startup passes")
+	}
+	hurried := false
+	n.runUntil(n.now+3*time.Second, func() bool {
+		for _, h := range n.live() {
+			d := h.m.RecvDelay()
+			if h != z && d != DefaultVerifyInterval/2 {
+				t.Fatalf("%v: follower %s: RecvDelay %v", n.now, h.name, d)
+			}
+			if h == z && d == DefaultVerifyInterval/5 {
+				hurried = true
+			}
+		}
+		return converged(n.live())
+	})
+	if !hurried {
+		t.Error("the new mapper in charge never read its rings every pass while it distributed its map")
+	}
+	mustConverge(t, n, 3*time.Second)
+	n.run(n.now + DefaultVerifyInterval)
+	if c := settled(); c != len(n.hosts) {
+		t.Fatalf("%d of %d hosts settled after the newcomer took over:\n%s", c, len(n.hosts), why(n.live()))
+	}
+	if d := z.m.RecvDelay(); d != DefaultVerifyInterval/2 {
+		t.Errorf("the settled mapper in charge: RecvDelay %v, want %v", d, DefaultVerifyInterval/2)
+	}
+
+	// The mapper in charge stops: the followers search, then settle again.
+	z.kill()
+	searched := n.runUntil(n.now+2*time.Second, func() bool { return settled() < len(n.live()) })
+	if !searched {
+		t.Fatal("every host stayed settled after the mapper in charge stopped")
+	}
+	mustConverge(t, n, 3*time.Second)
+	n.run(n.now + DefaultVerifyInterval)
+	if c := settled(); c != len(n.live()) {
+		t.Fatalf("%d of %d hosts settled after the takeover:\n%s", c, len(n.live()), why(n.live()))
+	}
+}

@@ -76,7 +76,7 @@ func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		// One goroutine does the work; with more Ps the runtime wakes
 		// idle threads to look for work at every timer, which costs
-		// more than the work (mapper/driver.DefaultRecvPoll).
+		// more than the work (see mapper/driver, Config.RecvPoll).
 		runtime.GOMAXPROCS(1)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, nil))

@@ -29,6 +29,9 @@ const (
 	// DefaultSpinTime is how long Wait spins on the receive ring before it
 	// sleeps in the kernel.
 	DefaultSpinTime = 50 * time.Microsecond
+	// DefaultMaxSleep is the longest single sleep in the kernel in Wait
+	// (Config.MaxSleep) and MultiWait.
+	DefaultMaxSleep = 100 * time.Millisecond
 	// DefaultRxBlockSize is the size of one TPACKET_V3 receive block.
 	DefaultRxBlockSize = 128 << 10
 	// DefaultRxBlocks is the number of receive blocks (8 MiB of ring with
@@ -80,6 +83,14 @@ type Config struct {
 	// SpinTime is how long Wait spins on the ring before sleeping in the
 	// kernel: 0 means DefaultSpinTime, a negative value means never spin.
 	SpinTime time.Duration
+	// MaxSleep is the longest single sleep in the kernel in Wait; 0 means
+	// DefaultMaxSleep. A frame the doorbell failed to announce still wakes
+	// Wait within RetireTimeout, when the kernel retires its block, so
+	// the cap only guards against the unforeseen; but each capped wake-up
+	// costs an idle process a thread switch and the Go runtime's polling
+	// after it, which a daemon that waits idle for long (gm_mapper's
+	// closed-port answerer) saves with a longer cap.
+	MaxSleep time.Duration
 	// QdiscBypass sets PACKET_QDISC_BYPASS on the transmit-ring socket used
 	// by SendBatch and Flush: faster, but those frames skip tc, are dropped
 	// rather than queued when the driver queue is full, and are invisible to

@@ -21,12 +21,6 @@ import (
 
 // Tuning constants of the Linux implementation.
 const (
-	// pollCap is the longest single poll(2) in Wait: a last safety net.
-	// A frame the doorbell failed to announce still wakes poll within
-	// RetireTimeout, when the kernel retires its block, so the cap only
-	// guards against the unforeseen; each capped wake-up costs an idle
-	// Link some CPU (10 per second here).
-	pollCap = 100 * time.Millisecond
 	// doorbellGrace is how long Wait spins on the ring after the doorbell
 	// rang but the ring did not yet show the frame (the kernel delivers to
 	// the ring socket first, but the order of the two sockets can change,
@@ -73,6 +67,7 @@ type Link struct {
 	auth        *auth.Authenticator // cluster key (nil: none)
 	sealBuf     []byte              // Send's sealing buffer (with a cluster key); under txMu
 	spin        time.Duration
+	maxSleep    time.Duration // Config.MaxSleep
 	mode        string
 
 	fdR, fdD, fdT, efd int // ring socket, doorbell socket (-1 if none), TX-ring socket, eventfd
@@ -140,6 +135,10 @@ func Open(ifname string, cfg *Config) (*Link, error) {
 		l.spin = DefaultSpinTime
 	case c.SpinTime > 0:
 		l.spin = c.SpinTime
+	}
+	l.maxSleep = DefaultMaxSleep
+	if c.MaxSleep > 0 {
+		l.maxSleep = c.MaxSleep
 	}
 	if err := l.open(); err != nil {
 		l.closeFDs()
@@ -571,7 +570,7 @@ func (l *Link) Wait(frames [][]byte, timeout time.Duration) (int, error) {
 				return n, err
 			}
 		}
-		wait := pollCap
+		wait := l.maxSleep
 		if !deadline.IsZero() {
 			rem := time.Until(deadline)
 			if rem <= 0 {

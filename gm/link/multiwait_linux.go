@@ -105,7 +105,7 @@ func (m *MultiWait) Wait(frames [][]byte, timeout time.Duration) (int, int, erro
 				return n, i, err
 			}
 		}
-		wait := pollCap
+		wait := DefaultMaxSleep
 		if !deadline.IsZero() {
 			rem := time.Until(deadline)
 			if rem <= 0 {

@@ -169,7 +169,9 @@ func (d *Driver) syncClosed() {
 			}
 		}
 		r.closeClosed()
-		lk, err := d.cfg.OpenLink(r.name, d.linkConfig(want, closedRxBlocks))
+		cfg := d.linkConfig(want, closedRxBlocks)
+		cfg.MaxSleep = closedMaxSleep
+		lk, err := d.cfg.OpenLink(r.name, cfg)
 		if err != nil {
 			d.log.Warn("opening the closed-ports link", "interface", r.name, "rail", i, "err", err)
 			continue
@@ -189,7 +191,7 @@ type closedView struct {
 
 // answerer reads a rail's closed-ports link on a goroutine of its own, so
 // that a frame for a closed port is answered as soon as it arrives (Run
-// reads the mapper links only every RecvPoll), and answers on that link.
+// reads the mapper links only every RecvDelay), and answers on that link.
 type answerer struct {
 	d    *Driver
 	rail int

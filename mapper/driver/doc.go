@@ -16,10 +16,10 @@
 //     privileges) that receives only mapper frames (target port 1), and
 //     hands every frame to the core's Input with the rail number, the
 //     position of the interface in the unit;
-//   - it runs the core's timers: a single goroutine reads the links every
-//     RecvPoll (or sleeps on them), until the core's NextDeadline passes
-//     or the next poll is due;
-//   - every PollInterval it looks at each interface (present, its ifindex,
+//   - it runs the core's timers: a single goroutine reads the links as
+//     often as the core asks (RecvDelay; or sleeps on them, RecvPoll < 0),
+//     until the core's NextDeadline passes or the next read is due;
+//   - at the first wake-up after each PollInterval it looks at each interface (present, its ifindex,
 //     IFF_UP and IFF_RUNNING; through Config.Probe, the kernel's by
 //     default) and tells the core about rails that went
 //     down or came back (SetRailUp); an interface that disappears has its

@@ -35,16 +35,19 @@ const DefaultPollInterval = 100 * time.Millisecond
 // (the answerer asks its name before answering for it).
 const PortProbeInterval = 250 * time.Millisecond
 
-// DefaultRecvPoll is how often a Driver reads its receive rings when
-// Config.RecvPoll is 0. Reading a ring is a few memory loads, and sleeping
-// on a timer leaves the Go runtime idle; sleeping in link.MultiWait instead
-// blocks a thread in ppoll(2), and after every such sleep the runtime's
-// sysmon thread polls for up to 10 ms (20 us at first) before it takes the
+// Why a Driver polls its receive rings (Config.RecvPoll) rather than sleep
+// on them: reading a ring is a few memory loads, and sleeping on a timer
+// leaves the Go runtime idle; sleeping in link.MultiWait instead blocks a
+// thread in ppoll(2), and after every such sleep the runtime's sysmon
+// thread polls for up to 10 ms (20 us at first) before it takes the
 // blocked thread's P back. With one wake-up per received scout, an idle
-// daemon of a large cluster would spend much of its CPU in sysmon; a
-// periodic poll costs less, and the longer its period the less. Mapper
-// frames can wait 50 ms.
-const DefaultRecvPoll = 50 * time.Millisecond
+// daemon of a large cluster would spend much of its CPU in sysmon. A
+// periodic poll costs less, and the longer its period the less: the core
+// says how long its frames may wait (mapper.Mapper.RecvDelay: half a
+// verification interval, less while it distributes a map), and the Driver
+// sleeps that long, so an idle gm_mapper wakes about twice per interval.
+// The wake-ups, not the frames, are what many idle daemons on few cores
+// pay for.
 
 // ErrBusy is wrapped by New's error when another gm_mapper serves the unit
 // in this network namespace.
@@ -56,6 +59,7 @@ type Core interface {
 	Input(now mapper.Time, rail int, frame []byte)
 	Tick(now mapper.Time)
 	NextDeadline() mapper.Time
+	RecvDelay() mapper.Time
 	SetRailUp(rail int, up bool, now mapper.Time)
 	Status() mapper.Status
 	Map() *nodemap.Map
@@ -80,14 +84,14 @@ type Config struct {
 	MapFile string
 	// HostsFile is where the core's persistent state is kept.
 	HostsFile string
-	// PollInterval is how often interfaces and open ports are looked at
-	// (0: DefaultPollInterval).
+	// PollInterval is how often, at most, interfaces and open ports are
+	// looked at (0: DefaultPollInterval): at the first wake-up after it
+	// elapsed, so that it costs no wake-up of its own.
 	PollInterval time.Duration
-	// RecvPoll, if positive, is how often the links' receive rings are
-	// read (a received frame waits at most that long); 0 means
-	// DefaultRecvPoll; negative means sleeping in link.MultiWait instead,
-	// woken by each frame. See DefaultRecvPoll for why polling is the
-	// default.
+	// RecvPoll, if positive, caps how long received frames wait in the
+	// rings; 0 means as long as the core allows (mapper.Mapper.RecvDelay);
+	// negative means sleeping in link.MultiWait instead, woken by each
+	// frame. See above for why polling is the default.
 	RecvPoll time.Duration
 	// OpenLink opens the Driver's links (nil: link.Open): a link per
 	// rail for mapper frames, and one for the frames of closed ports.
@@ -241,9 +245,6 @@ func New(cfg Config) (*Driver, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
-	if cfg.RecvPoll == 0 {
-		cfg.RecvPoll = DefaultRecvPoll
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -367,14 +368,13 @@ func (d *Driver) Run() error {
 		if dl := d.core.NextDeadline(); now >= dl {
 			d.core.Tick(now)
 		}
-		wait := nextPoll - now
-		if dl := d.core.NextDeadline(); dl-now < wait {
-			wait = max(dl-now, 0)
+		wait := max(d.core.NextDeadline()-now, 0)
+		if d.cfg.RecvPoll >= 0 {
+			d.sleep(min(wait, d.recvPoll()))
+			continue
 		}
-		if d.cfg.RecvPoll > 0 || d.waitAll == nil {
-			if d.cfg.RecvPoll > 0 {
-				wait = min(wait, d.cfg.RecvPoll)
-			}
+		wait = min(wait, max(nextPoll-now, 0))
+		if d.waitAll == nil {
 			d.sleep(wait)
 			continue
 		}
@@ -392,6 +392,14 @@ func (d *Driver) Run() error {
 		}
 	}
 	return nil
+}
+
+// recvPoll is how long frames may wait in the rings now.
+func (d *Driver) recvPoll() time.Duration {
+	if d.cfg.RecvPoll > 0 {
+		return min(d.cfg.RecvPoll, d.core.RecvDelay())
+	}
+	return d.core.RecvDelay()
 }
 
 // recvAll reads every link's ring until it is empty (or a bounded number

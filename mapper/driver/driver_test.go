@@ -55,6 +55,7 @@ func (f *fakeCore) Tick(now mapper.Time) {
 }
 
 func (f *fakeCore) NextDeadline() mapper.Time { return f.next }
+func (f *fakeCore) RecvDelay() mapper.Time    { return 10 * time.Millisecond }
 
 func (f *fakeCore) SetRailUp(rail int, up bool, now mapper.Time) {
 	f.mu.Lock()

@@ -3,6 +3,7 @@ package driver
 import (
 	"fmt"
 	"net"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -17,6 +18,10 @@ import (
 const (
 	mapperRxBlocks = 8 // x 128 KiB: 1 MiB, about 500 frames at MTU 1500
 	closedRxBlocks = 2
+	// closedMaxSleep caps the closed-ports answerer's sleeps in Wait
+	// (link.Config.MaxSleep): it sleeps until a frame arrives, and the
+	// default cap would wake every idle gm_mapper 10 times a second.
+	closedMaxSleep = 2 * time.Second
 	txFrames       = 8 // the Driver sends with Send, not the TX ring
 )
 

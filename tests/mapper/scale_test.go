@@ -118,9 +118,12 @@ func TestIntegrationMapperScale(t *testing.T) {
 	// The start of a process is when its gm_mapper logs it: on a loaded
 	// machine `ip netns exec` takes a while to run it.
 	var configured, started time.Time
-	var versions uint64
+	var versions, drops uint64
 	for i, h := range c.Hosts {
 		versions += after[i].Counters.Remaps
+		for _, in := range after[i].Interfaces {
+			drops += in.Link.KernelDrops
+		}
 		st, at, err := lastConfigured(procs[i].Output(), n)
 		if err != nil {
 			t.Fatalf("%s: %v", h.Name, err)
@@ -137,9 +140,10 @@ func TestIntegrationMapperScale(t *testing.T) {
 			t.Logf("%s:\n%s", h.Name, procs[i].Output())
 		}
 	}
-	t.Logf("scale: %d hosts started in %v (the last gm_mapper ran %v after the first start); fully configured everywhere %v after the last gm_mapper started (%v after the first start); %d map versions",
+	t.Logf("scale: %d hosts started in %v (the last gm_mapper ran %v after the first start); fully configured everywhere %v after the last gm_mapper started (%v after the first start); %d map versions, %d CONFIG retries by the mapper in charge, %d mapper frames dropped by the kernel (full rings)",
 		n, last.Sub(first).Round(time.Millisecond), started.Sub(first).Round(time.Millisecond),
-		configured.Sub(started).Round(time.Millisecond), configured.Sub(first).Round(time.Millisecond), versions)
+		configured.Sub(started).Round(time.Millisecond), configured.Sub(first).Round(time.Millisecond), versions,
+		after[leader].Counters.ConfigRetries, drops)
 	// At most one version per interval, and a few mappers in charge one
 	// after the other while hosts of higher addresses start.
 	if most := uint64(configured.Sub(first)/mapper.DefaultVerifyInterval) + 10; versions > most {
