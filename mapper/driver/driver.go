@@ -219,6 +219,7 @@ type Driver struct {
 // logState is what the log last said about the network.
 type logState struct {
 	configured bool
+	version    uint32 // of the map last said configured
 	leader     bool
 	elected    string
 	dups       string
@@ -579,9 +580,12 @@ func (d *Driver) logChanges() {
 		}
 		l.elected, l.leader = st.Elected, st.Leader
 	}
-	if st.Configured != l.configured {
+	// A new map can be installed and configured between two looks: its
+	// version is news even if the flag did not change.
+	if st.Configured != l.configured || (st.Configured && st.MapVersion != l.version) {
 		if st.Configured {
 			d.log.Info("network fully configured", "version", st.MapVersion, "hosts", st.Hosts, "mapper", st.Mapper)
+			l.version = st.MapVersion
 		} else if st.MapVersion != 0 {
 			d.log.Info("network NOT fully configured", "version", st.MapVersion, "hosts", st.Hosts)
 		}

@@ -1,8 +1,11 @@
 package driver
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -146,5 +149,32 @@ func TestAnswerable(t *testing.T) {
 		if got := answerable(tt.t); got != tt.want {
 			t.Errorf("answerable(%v) = %v, want %v", tt.t, got, tt.want)
 		}
+	}
+}
+
+// statusCore is a Core of which logChanges only asks the status.
+type statusCore struct {
+	Core
+	st mapper.Status
+}
+
+func (c *statusCore) Status() mapper.Status { return c.st }
+
+// TestLogChangesNewConfiguredMap: a map installed and configured between
+// two looks is logged although the configured flag never read false, so
+// that the log's last "network fully configured" line names the map in use.
+func TestLogChangesNewConfiguredMap(t *testing.T) {
+	var out bytes.Buffer
+	c := &statusCore{st: mapper.Status{Configured: true, MapVersion: 3, Hosts: 23}}
+	d := &Driver{core: c, log: slog.New(slog.NewTextHandler(&out, nil))}
+	d.logChanges()
+	d.logChanges()
+	c.st.MapVersion, c.st.Hosts = 4, 24
+	d.logChanges()
+	c.st.Configured = false
+	d.logChanges()
+	got := strings.Count(out.String(), "msg=\"network fully configured\"")
+	if got != 2 || !strings.Contains(out.String(), "version=4 hosts=24") || !strings.Contains(out.String(), "NOT fully configured") {
+		t.Errorf("want two configured lines (versions 3 and 4) and one NOT, got:\n%s", out.String())
 	}
 }
