@@ -19,16 +19,32 @@
 //   - it runs the core's timers: a single goroutine reads the links as
 //     often as the core asks (RecvDelay; or sleeps on them, RecvPoll < 0),
 //     until the core's NextDeadline passes or the next read is due;
-//   - at the first wake-up after each PollInterval it looks at each interface (present, its ifindex,
-//     IFF_UP and IFF_RUNNING; through Config.Probe, the kernel's by
-//     default) and tells the core about rails that went
-//     down or came back (SetRailUp); an interface that disappears has its
-//     links closed and reopened when it is back;
+//   - at the first wake-up after each PollInterval it looks at each
+//     interface (present, its ifindex, IFF_UP and IFF_RUNNING; through
+//     Config.Probe, the kernel's by default) and tells the core about
+//     rails that went down or came back (SetRailUp); an interface that
+//     disappears has its links closed and reopened when it is back;
 //   - it writes each map the core installs to the map file atomically
 //     (nodemap.WriteFile), where ports read it, and persists the core's
 //     state (hosts table with node ids, last map version) to the hosts
 //     file, atomically as well;
 //   - it answers for ports that are not open (see below).
+//
+// # Why it polls
+//
+// A Driver polls its receive rings (Config.RecvPoll) rather than sleep
+// on them: reading a ring is a few memory loads, and sleeping on a timer
+// leaves the Go runtime idle; sleeping in link.MultiWait instead blocks a
+// thread in ppoll(2), and after every such sleep the runtime's sysmon
+// thread polls for up to 10 ms (20 us at first) before it takes the
+// blocked thread's P back. With one wake-up per received scout, an idle
+// daemon of a large cluster would spend much of its CPU in sysmon. A
+// periodic poll costs less, and the longer its period the less: the core
+// says how long its frames may wait (mapper.Mapper.RecvDelay: half a
+// verification interval, less while it distributes a map), and the Driver
+// sleeps that long, so an idle gm_mapper wakes about twice per interval.
+// The wake-ups, not the frames, are what many idle daemons on few cores
+// pay for.
 //
 // # Closed ports
 //

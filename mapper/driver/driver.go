@@ -35,20 +35,6 @@ const DefaultPollInterval = 100 * time.Millisecond
 // (the answerer asks its name before answering for it).
 const PortProbeInterval = 250 * time.Millisecond
 
-// Why a Driver polls its receive rings (Config.RecvPoll) rather than sleep
-// on them: reading a ring is a few memory loads, and sleeping on a timer
-// leaves the Go runtime idle; sleeping in link.MultiWait instead blocks a
-// thread in ppoll(2), and after every such sleep the runtime's sysmon
-// thread polls for up to 10 ms (20 us at first) before it takes the
-// blocked thread's P back. With one wake-up per received scout, an idle
-// daemon of a large cluster would spend much of its CPU in sysmon. A
-// periodic poll costs less, and the longer its period the less: the core
-// says how long its frames may wait (mapper.Mapper.RecvDelay: half a
-// verification interval, less while it distributes a map), and the Driver
-// sleeps that long, so an idle gm_mapper wakes about twice per interval.
-// The wake-ups, not the frames, are what many idle daemons on few cores
-// pay for.
-
 // ErrBusy is wrapped by New's error when another gm_mapper serves the unit
 // in this network namespace.
 var ErrBusy = errors.New("gm_mapper already running")
@@ -91,7 +77,7 @@ type Config struct {
 	// RecvPoll, if positive, caps how long received frames wait in the
 	// rings; 0 means as long as the core allows (mapper.Mapper.RecvDelay);
 	// negative means sleeping in link.MultiWait instead, woken by each
-	// frame. See above for why polling is the default.
+	// frame. The package doc says why polling is the default.
 	RecvPoll time.Duration
 	// OpenLink opens the Driver's links (nil: link.Open): a link per
 	// rail for mapper frames, and one for the frames of closed ports.
