@@ -91,12 +91,12 @@ func (m *Mapper) configured() bool {
 	return m.cur.leaderConfigured && m.cur.mapper == m.elected
 }
 
-// Settled reports whether this host waits on no prompt answer: it made its
+// settled reports whether this host waits on no prompt answer: it made its
 // startup passes, is not searching for a mapper in charge, hands no table
 // over, and holds a configured map: as the mapper in charge, every host
 // acknowledged it and no change waits to be mapped; as a follower, its
 // mapper in charge says so.
-func (m *Mapper) Settled() bool {
+func (m *Mapper) settled() bool {
 	if !m.self.started || m.self.starting || m.searching() || m.hand.next != never || !m.configured() {
 		return false
 	}
@@ -118,7 +118,7 @@ func (m *Mapper) Settled() bool {
 // load every host when the cluster is slowest. Every wake-up of an idle
 // daemon costs its host far more than the frames it reads.
 func (m *Mapper) RecvDelay() Time {
-	if m.leading() && !m.Settled() {
+	if m.leading() && !m.settled() {
 		return m.pass
 	}
 	return m.interval / 2

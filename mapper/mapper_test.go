@@ -585,7 +585,7 @@ func TestSettled(t *testing.T) {
 	}
 	settled := func() (c int) {
 		for _, h := range n.live() {
-			if h.m.Settled() {
+			if h.m.settled() {
 				c++
 			}
 		}
@@ -611,7 +611,7 @@ func TestSettled(t *testing.T) {
 	z := n.add("z", 2, 0)
 	z.start()
 	n.run(n.now + DefaultVerifyInterval/5)
-	if z.m.Settled() {
+	if z.m.settled() {
 		t.Fatal("the newcomer is settled within its startup passes")
 	}
 	hurried := false
