@@ -467,11 +467,7 @@ func (n *nemesis) startReceiver(i int) {
 		return
 	}
 	n.chk.addReceiver(p)
-	n.mu.Lock()
-	n.receivers[i] = p
-	n.all = append(n.all, p)
-	n.mu.Unlock()
-	go n.watchExit(p)
+	n.track(n.receivers, i, p)
 }
 
 func (n *nemesis) startSender(i int) {
@@ -498,11 +494,17 @@ func (n *nemesis) startSender(i int) {
 		return
 	}
 	n.chk.addSender(q)
+	n.track(n.senders, i, q)
+}
+
+// track makes p host i's process of its role (receivers or senders) and
+// watches its exit.
+func (n *nemesis) track(role map[int]*peerProc, i int, p *peerProc) {
 	n.mu.Lock()
-	n.senders[i] = q
-	n.all = append(n.all, q)
+	role[i] = p
+	n.all = append(n.all, p)
 	n.mu.Unlock()
-	go n.watchExit(q)
+	go n.watchExit(p)
 }
 
 // incarnation numbers a new process of the cluster.
