@@ -193,22 +193,8 @@ func TestIntegrationMapperPortClosedAndGone(t *testing.T) {
 	if a == nil || b == nil {
 		t.Fatal("no two followers")
 	}
-	m, err := gmmap.ReadHost(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eb, ok := m.ByHost(b.Name)
-	if !ok {
-		t.Fatalf("%s not in the map", b.Name)
-	}
-	var p *gm.Port
-	if err := a.Do(func() (err error) {
-		p, err = gm.Open("eth0", 2, "closed-test", &gm.Config{Host: a.Name, StateDir: a.Dir, LivenessTimeout: 5 * time.Second})
-		return
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	eb := entryOf(t, a, b)
+	p := openOn(t, a, "eth0", "closed-test", &gm.Config{Host: a.Name, StateDir: a.Dir, LivenessTimeout: 5 * time.Second})
 	send := func() (gm.Status, time.Duration) {
 		t.Helper()
 		done := make(chan gm.Status, 1)
@@ -293,22 +279,8 @@ func TestIntegrationMapperPortKilled(t *testing.T) {
 			t.Fatalf("%s's gm_mapper does not watch port 2 of the server:\n%s", b.Name, srv.Output())
 		}
 	}
-	m, err := gmmap.ReadHost(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eb, ok := m.ByHost(b.Name)
-	if !ok {
-		t.Fatalf("%s not in the map", b.Name)
-	}
-	var p *gm.Port
-	if err := a.Do(func() (err error) {
-		p, err = gm.Open(unitOf(a), 2, "kill-test", &gm.Config{Host: a.Name, StateDir: a.Dir})
-		return
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	eb := entryOf(t, a, b)
+	p := openOn(t, a, unitOf(a), "kill-test", &gm.Config{Host: a.Name, StateDir: a.Dir})
 
 	killed := time.Now()
 	if err := srv.Kill(); err != nil { // SIGKILL, and waits for the process
@@ -589,4 +561,33 @@ func verifiedTransfer(t *testing.T, a, b *netns.Host) (*netns.Proc, <-chan trans
 		done <- transfer{string(out), err}
 	}()
 	return srv, done
+}
+
+// entryOf returns b's entry in a's node map.
+func entryOf(t *testing.T, a, b *netns.Host) nodemap.Entry {
+	t.Helper()
+	m, err := gmmap.ReadHost(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := m.ByHost(b.Name)
+	if !ok {
+		t.Fatalf("%s not in %s's map", b.Name, a.Name)
+	}
+	return e
+}
+
+// openOn opens port 2 of unit on host h, named name; the test closes it
+// at its end.
+func openOn(t *testing.T, h *netns.Host, unit, name string, cfg *gm.Config) *gm.Port {
+	t.Helper()
+	var p *gm.Port
+	if err := h.Do(func() (err error) {
+		p, err = gm.Open(unit, 2, name, cfg)
+		return
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }
