@@ -139,6 +139,9 @@ type Config struct {
 	// progressTicks, if not nil, are the progress goroutine's ticks
 	// instead of a progressTick ticker (tests drive it tick by tick).
 	progressTicks <-chan time.Time
+	// clock, if not nil, is the port's clock instead of the time since
+	// Open (tests count its readings).
+	clock func() time.Duration
 }
 
 // openLink is Config.OpenLink or link.Open.

@@ -64,7 +64,8 @@
 // skips up to four such ticks in a row), it takes the mutex, drains the
 // link, acks, retransmits, answers nacks, reloads the node map when it
 // changed and queues events for the next Receive. Its ticks also keep the
-// port's coarse clock, so that sends and empty polls read no clock. While
+// port's coarse clock, so that empty polls read no clock, and sends and
+// polls that find frames read it once per batch of them. While
 // BlockingReceive sleeps in the kernel (link.Wait) the mutex is free and
 // the sleeper owns the link's reader side; the progress goroutine then
 // wakes the sleeper (link.Wake) when a protocol timer is due or an event

@@ -152,10 +152,14 @@ type Port struct {
 	// port gave the engine (guarded by mu); tickClock the progress
 	// goroutine's reading at its last tick, and ticks the number of its
 	// ticks (written by it alone, read without mu).
-	last       time.Duration
-	freshSends int // sends that may still take last without reading the clock (guarded by mu)
-	tickClock  atomic.Int64
-	ticks      atomic.Uint64
+	last  time.Duration
+	fresh int // sends and frame polls that may still take last without reading the clock (guarded by mu)
+	// coarse: the engine takes the coarse clock for frames too and reads
+	// the clock itself for round-trip samples (proto.Config.Clock); off
+	// with congestion control, whose delay signal wants every sample.
+	coarse    bool
+	tickClock atomic.Int64
+	ticks     atomic.Uint64
 	// polled: the application polled since the progress goroutine's last
 	// tick (set by the polls, cleared by the tick; see progress).
 	polled atomic.Bool
@@ -278,6 +282,12 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 	p.nodeID.Store(uint32(self))
 	p.rails.SetMap(m, uint32(self))
 	geo := p.rails.Geometry()
+	noCC := !c.CongestionControl && os.Getenv(EnvCongestionControl) != "1"
+	var clock func() time.Duration
+	if p.coarse = noCC; p.coarse {
+		// Called by the engine with the mutex held.
+		clock = p.readClockLocked
+	}
 	p.eng = proto.New(proto.Config{
 		NodeID: uint32(self), Port: uint8(id), MAC: p.mac,
 		SegLen:     p.linkMTU() - wire.HeaderLen,
@@ -288,7 +298,8 @@ func OpenUnit(u *Unit, id int, name string, cfg *Config) (*Port, error) {
 		Resolve:             p.rails.Resolve,
 		Sources:             p.sources,
 		AnswerClosed:        p.answerClosed,
-		NoCongestionControl: !c.CongestionControl && os.Getenv(EnvCongestionControl) != "1",
+		NoCongestionControl: noCC,
+		Clock:               clock,
 	}, p.rails)
 	// A later incarnation of the port starts its datagram counter above
 	// everything this one sends (receivers drop counters they have seen;
@@ -420,9 +431,15 @@ const maskRecheck = 100 * time.Microsecond
 
 // now reads the clock: the time since the port opened. The fast path
 // does not call it per message or per poll; it takes the coarse clock
-// (clockLocked) and reads the clock once per poll that finds frames
-// (pollClockLocked).
-func (p *Port) now() time.Duration { return time.Since(p.start) }
+// (clockLocked), read again once per batch of sends and polls that find
+// frames (batchClockLocked), and the engine reads it for its round-trip
+// samples (proto.Config.Clock).
+func (p *Port) now() time.Duration {
+	if p.cfg.clock != nil {
+		return p.cfg.clock()
+	}
+	return time.Since(p.start)
+}
 
 // clockLocked returns the port's coarse clock without reading the clock:
 // the latest of the port's last reading and the progress goroutine's
@@ -442,39 +459,46 @@ func (p *Port) clockLocked() time.Duration {
 // readClockLocked reads the clock into the coarse clock and returns it.
 func (p *Port) readClockLocked() time.Duration {
 	p.last = max(p.last, p.now())
-	p.freshSends = freshSends
+	p.fresh = freshUses
 	return p.last
 }
 
-// sendClockLocked is the time of a send: the clock read last (by the poll
-// that found the frame a reply answers, typically) for up to freshSends
-// sends, then the clock read again. A send's time arms its retransmission
-// timer; a stale one would fire it early, and the progress goroutine's
-// reading can be far behind on a loaded machine.
-func (p *Port) sendClockLocked() time.Duration {
-	if p.freshSends > 0 {
-		p.freshSends--
+// batchClockLocked is the time of a send, or of a poll that finds frames
+// (with p.coarse): the clock read last for up to freshUses of them in a
+// row, then the clock read again. A batch of messages thus reads the
+// clock once, however it is split between sends and receives. The time
+// arms timers (a retransmission timer is early by the time's lag, which
+// MaxAckDelay covers while the lag is a few messages' worth, or a tick
+// of the progress goroutine) and stamps frames (their peer's liveness:
+// late by the lag); the engine reads the clock itself for round-trip
+// samples (proto.Config.Clock). The progress goroutine's reading alone
+// can be far behind on a loaded machine: hence the count.
+func (p *Port) batchClockLocked() time.Duration {
+	if p.fresh > 0 {
+		p.fresh--
 		return p.clockLocked()
 	}
 	return p.readClockLocked()
 }
 
-// freshSends is how many sends take the clock's last reading (see
-// sendClockLocked): a burst of small sends reads the clock once per
-// freshSends messages.
-const freshSends = 16
+// freshUses is how many sends and polls that find frames take the clock's
+// last reading (see batchClockLocked).
+const freshUses = 16
 
-// pollClockLocked is the time of a poll: the clock, read once, if frames
-// wait in the rails (their arrival times make round-trip samples and
-// liveness) or a timer or alarm may fall due before the next tick;
-// otherwise the coarse clock. Either is taken before the drain, as
-// drainLocked requires.
+// pollClockLocked is the time of a poll: if frames wait in the rails,
+// or a timer of the engine may fall due before the next tick, the batch's
+// clock (batchClockLocked; without p.coarse the clock, read once: the
+// frames' arrival times make round-trip samples); the clock, read once,
+// if an alarm may fall due before the next tick; otherwise the coarse
+// clock. A timer thus runs late by at most a batch's worth of polls, or
+// a tick. Any of these times is taken before the drain, as drainLocked
+// requires (the coarse clock is never ahead of the clock).
 func (p *Port) pollClockLocked() time.Duration {
 	now := p.clockLocked()
-	if !p.rails.Idle() {
-		return p.readClockLocked()
-	}
-	if d := p.eng.NextDeadline(); d != 0 && d-now <= progressTick {
+	if !p.rails.Idle() || p.eng.NextDeadline() != 0 && p.eng.NextDeadline()-now <= progressTick {
+		if p.coarse {
+			return p.batchClockLocked()
+		}
 		return p.readClockLocked()
 	}
 	if a := p.nextAlarmLocked(); a != 0 && a-now <= progressTick {
@@ -736,7 +760,7 @@ func (p *Port) submit(port int, cb SendCallback, op func(now time.Duration, cb a
 	if cb != nil {
 		cbv = cb
 	}
-	err := op(p.sendClockLocked(), cbv)
+	err := op(p.batchClockLocked(), cbv)
 	p.wakeLocked()
 	p.mu.Unlock()
 	return err

@@ -82,6 +82,9 @@
 // timeout resends the oldest unacknowledged frame, the one after that the
 // newest again. Receivers answer every duplicate and every retransmitted
 // frame at once (with an ack, or the nack of the message they refuse).
+// SRTT and RTTVAR come from one timed frame per stream at a time; with
+// Config.Clock (a caller whose times lag the clock), from at most one per
+// SampleGap, stamped by Clock at both ends.
 //
 // # Congestion control
 //
@@ -95,8 +98,8 @@
 // path's smallest plus 1 to 2 ms (more for small windows, for fairness),
 // at most once per round trip. If the queue never drains for 50 ms (a
 // competing TCP flow), delay is ignored until it does. The samples are
-// the flights' RTT samples above, timed with the caller's now: no clock
-// read of the engine's own.
+// the flights' RTT samples above (a caller with congestion control on
+// passes exact times and sets no Config.Clock, so every flight is timed).
 //
 // # Flow control and errors
 //

@@ -102,6 +102,7 @@ const (
 	DefaultMaxRTO          = 500 * time.Millisecond
 	DefaultInitialRTO      = 20 * time.Millisecond
 	DefaultAckDelay        = 200 * time.Microsecond
+	DefaultSampleGap       = time.Millisecond
 	DefaultAckEvery        = 64
 	DefaultMaxAckDelay     = 10 * time.Millisecond
 	// DefaultSegLen is the segment length of a 1500-byte MTU.
@@ -173,6 +174,20 @@ type Config struct {
 	// stream keeps its whole window in flight, as before congestion
 	// control existed. For comparisons; false in normal use.
 	NoCongestionControl bool
+
+	// Clock, if not nil, is the precise clock, and the times passed to
+	// the engine's calls may lag it (a coarse clock that a caller reads
+	// once per batch of calls): the engine then reads Clock only for the
+	// two ends of a round-trip sample, and times at most one send per
+	// stream per SampleGap. The timers run late by the lag, never early
+	// (retransmission deadlines armed from a lagging time would be early
+	// by the lag: MaxAckDelay, far above the lag of a caller that reads
+	// the clock at least once per progress tick or per few messages,
+	// covers it). Nil: every time passed is precise.
+	Clock func() Time
+	// SampleGap is the least time between the starts of two round-trip
+	// samples of a stream when Clock is set; default DefaultSampleGap.
+	SampleGap time.Duration
 }
 
 // Event is one entry of the port's event queue.
@@ -522,6 +537,7 @@ func New(cfg Config, out Out) *Engine {
 	def(&cfg.MaxRTO, DefaultMaxRTO)
 	def(&cfg.InitialRTO, DefaultInitialRTO)
 	def(&cfg.AckDelay, DefaultAckDelay)
+	def(&cfg.SampleGap, DefaultSampleGap)
 	def(&cfg.MaxAckDelay, DefaultMaxAckDelay)
 	if cfg.AckEvery <= 0 {
 		cfg.AckEvery = DefaultAckEvery

@@ -393,7 +393,7 @@ func (e *Engine) pump(now Time, s *txStream) {
 			s.hiSent = s.nxt
 		}
 		if !s.rttValid {
-			s.rttValid, s.rttSeq, s.rttTime = true, seq, now
+			e.startSample(now, s, seq)
 		}
 		if s.probing {
 			e.trace(now, trProbe, s.peer.node, s.port, s.pri, s.isn, seq, s.nxt, 0, 0, s.lastHeard)
@@ -425,7 +425,7 @@ func (e *Engine) pumpOne(now Time, s *txStream) {
 			s.hiSent = s.nxt
 		}
 		if !s.rttValid {
-			s.rttValid, s.rttSeq, s.rttTime = true, seq, now
+			e.startSample(now, s, seq)
 		}
 	}
 	e.flush(s)
@@ -448,10 +448,33 @@ func (e *Engine) clampRTO(d time.Duration) time.Duration {
 	return d
 }
 
+// startSample makes seq, just sent, the frame of s's next round-trip
+// sample, if a sample may start (see Config.Clock).
+func (e *Engine) startSample(now Time, s *txStream, seq uint32) {
+	if e.cfg.Clock == nil {
+		s.rttValid, s.rttSeq, s.rttTime = true, seq, now
+		return
+	}
+	// A coarse now against the precise start of the last sample: the gap
+	// is at least SampleGap, and the first sample is never held back.
+	if s.srtt != 0 && now-s.rttTime < e.cfg.SampleGap {
+		return
+	}
+	s.rttValid, s.rttSeq, s.rttTime = true, seq, e.cfg.Clock()
+}
+
+// sampleEnd is the time at which an ack ends a round-trip sample.
+func (e *Engine) sampleEnd(now Time) Time {
+	if e.cfg.Clock == nil {
+		return now
+	}
+	return e.cfg.Clock()
+}
+
 // advance processes a cumulative ack that moves una to newUna.
 func (e *Engine) advance(now Time, s *txStream, newUna uint32) {
 	if s.rttValid && diff(newUna, s.rttSeq) > 0 {
-		sample := now - s.rttTime
+		sample := e.sampleEnd(now) - s.rttTime
 		if s.peer.cc.lossy {
 			e.ccRTT(now, s, sample)
 		} else {
@@ -964,8 +987,10 @@ func (e *Engine) pruneActive() {
 		e.active[j] = s
 		j++
 	}
-	clear(e.active[j:])
-	e.active = e.active[:j]
+	if j < len(e.active) {
+		clear(e.active[j:])
+		e.active = e.active[:j]
+	}
 }
 
 // newestUnacked returns the newest frame in flight on s that is neither
