@@ -201,6 +201,64 @@ func (m *Mapper) SetRailUp(rail int, up bool, now Time) {
 	m.setRailUp(rail, up, m.clock(now))
 }
 
+// FramesLost tells the Mapper that frames received on rail between since
+// and now (the driver's times: its previous look at the rail's receive
+// ring and this one) were lost: the kernel dropped them from a full ring
+// (the link's Stats().KernelDrops grew). Call it before handing over the
+// frames read at now.
+//
+// A host that loses frames cannot tell a peer that went quiet from one
+// whose frames it dropped, so it judges no peer silent over a window in
+// which it lost frames: whatever was heard on rail and alive at since
+// counts as heard at now (see framesLost). Otherwise a mapper in charge
+// whose rings overflow (a burst of takeovers, a starved machine) maps
+// absent the followers whose SCOUTs it dropped, and present again when it
+// hears them, a new map version each time, which costs every host again;
+// and a follower that dropped its mapper's SCOUTs searches for a new one,
+// broadcasting to all. A peer that left while frames were lost is noticed
+// a liveness window after the losses stop, or once it has not been heard
+// for forgetIntervals, whichever comes first.
+func (m *Mapper) FramesLost(rail int, since, now Time) {
+	lost := m.lost
+	now = m.clock(now)
+	m.framesLost(rail, since-lost, now)
+}
+
+// forgetIntervals is how many verification intervals a peer not heard is
+// kept (expire), and the longest that lost frames (FramesLost) keep a
+// peer alive that is not heard.
+const forgetIntervals = 20
+
+// framesLost counts the loss window (since, now] on rail (Mapper times)
+// as hearing, at now, every MAC heard on rail and alive at since (and so
+// its host, and the rail), unless its host was last heard more than
+// forgetIntervals ago.
+func (m *Mapper) framesLost(rail int, since, now Time) {
+	if rail < 0 || rail >= len(m.cfg.MACs) || !m.self.started {
+		return
+	}
+	since = min(since, now)
+	m.counters.LossWindows++
+	if m.alive(m.self.railHeard[rail], since) {
+		m.self.railHeard[rail] = now
+	}
+	for _, p := range m.net.peers {
+		if now-p.heardAt > forgetIntervals*m.interval {
+			continue
+		}
+		here := false
+		for i := range p.numRails {
+			if h := m.net.macs[p.rails[i].MAC]; h != nil && m.alive(h[rail], since) {
+				h[rail] = now
+				here = true
+			}
+		}
+		if here && m.alive(p.lastSeen, since) {
+			p.lastSeen = now
+		}
+	}
+}
+
 // clock converts the driver's time into the Mapper's. A call that comes
 // later than stallSlack after the deadline NextDeadline gave means that
 // the host was too slow to run the Mapper (CPU starvation, a stopped

@@ -44,8 +44,12 @@ type peer struct {
 	mapVersion uint32
 	mapper     nodemap.MAC
 	nodeID     uint32
-	lastSeen   Time
-	replied    [wire.MaxRails]Time // last SCOUT_REPLY sent to it, per local rail
+	// lastSeen is when it was last heard, or counted as heard over a
+	// window in which this host lost frames (FramesLost); heardAt when
+	// its last SCOUT came.
+	lastSeen Time
+	heardAt  Time
+	replied  [wire.MaxRails]Time // last SCOUT_REPLY sent to it, per local rail
 }
 
 // heard records, per local rail, when an interface MAC of a peer was last
@@ -266,14 +270,14 @@ func (m *Mapper) scoutTick(now Time) {
 
 // expire forgets peers silent for long; the hosts table keeps them.
 func (m *Mapper) expire(now Time) {
-	forget := 20 * m.interval
+	forget := forgetIntervals * m.interval
 	for uid, c := range m.net.conflicts {
 		if now-c.last > m.dead {
 			delete(m.net.conflicts, uid)
 		}
 	}
 	for uid, p := range m.net.peers {
-		if now-p.lastSeen > forget {
+		if now-p.heardAt > forget {
 			delete(m.net.peers, uid)
 			delete(m.net.leaders, uid)
 			for i := range p.numRails {
@@ -379,7 +383,7 @@ func (m *Mapper) onHostInfo(now Time, rail int, src nodemap.MAC, t wire.Type, h 
 	}
 	p.numRails, p.rails = int(h.NumRails), h.Rails
 	p.mapVersion, p.mapper, p.nodeID = h.MapVersion, h.MapperID, h.NodeID
-	p.lastSeen = now
+	p.lastSeen, p.heardAt = now, now
 	m.hear(rail, src, now)
 	m.net.maxVersion = max(m.net.maxVersion, h.MapVersion)
 

@@ -64,6 +64,17 @@ type simHost struct {
 	// host: its timers run late, frames wait in its rings and are read
 	// after the late Tick, as the driver does).
 	frozenUntil Time
+	// ring, if positive, is the capacity of each of the host's receive
+	// rings in frames: a frame that arrives while the host is frozen and
+	// ring frames wait on that rail is dropped (the kernel's drop from a
+	// full ring). When the host runs again the loss is reported
+	// (Mapper.FramesLost, before the waiting frames and the late Tick, as
+	// the driver does) unless hideLoss is set.
+	ring     int
+	hideLoss bool
+	waiting  []int // per rail: frames waiting in the ring
+	dropped  []int // per rail: frames dropped since the host froze
+	frozenAt Time
 }
 
 type simFrame struct {
@@ -71,7 +82,9 @@ type simFrame struct {
 	seq   uint64
 	to    *simHost
 	rail  int
-	frame []byte
+	frame []byte // nil: the end of a freeze, when lost frames are reported
+	// waiting: in the receive ring of a frozen host.
+	waiting bool
 }
 
 type frameHeap []simFrame
@@ -259,6 +272,7 @@ func (h *simHost) start() {
 		h.n.t.Fatal(err)
 	}
 	h.m, h.alive = m, true
+	h.waiting, h.dropped = make([]int, len(h.macs)), make([]int, len(h.macs))
 	for r := range h.macs {
 		if !h.plug[r] {
 			m.SetRailUp(r, false, h.n.now)
@@ -319,12 +333,33 @@ func (n *simnet) step(limit Time) bool {
 	if ft <= tt {
 		f := heap.Pop(&n.frames).(simFrame)
 		n.now = f.at
-		if !f.to.alive || !f.to.plug[f.rail] {
+		h := f.to
+		if f.frame == nil {
+			if h.alive && h.dropped[f.rail] > 0 && n.now >= h.frozenUntil {
+				if !h.hideLoss {
+					h.m.FramesLost(f.rail, h.frozenAt, n.now)
+				}
+				h.dropped[f.rail] = 0
+				h.schedule()
+			}
 			return true
 		}
-		if f.at <= f.to.frozenUntil {
+		if f.waiting {
+			h.waiting[f.rail] = max(h.waiting[f.rail]-1, 0)
+			f.waiting = false
+		}
+		if !h.alive || !h.plug[f.rail] {
+			return true
+		}
+		if f.at <= h.frozenUntil {
+			if h.ring > 0 && h.waiting[f.rail] >= h.ring {
+				h.dropped[f.rail]++
+				return true
+			}
 			// Waits in the ring, read just after the late Tick.
-			f.at = f.to.frozenUntil + time.Microsecond
+			f.at = h.frozenUntil + time.Microsecond
+			f.waiting = true
+			h.waiting[f.rail]++
 			heap.Push(&n.frames, f)
 			return true
 		}

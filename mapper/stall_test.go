@@ -1,6 +1,7 @@
 package mapper
 
 import (
+	"container/heap"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,7 +13,18 @@ import (
 // freeze stops h's mapper for d: a host so loaded that its driver runs
 // neither its timers nor its receive loop.
 func (h *simHost) freeze(d Time) {
+	if h.n.now >= h.frozenUntil {
+		h.frozenAt = h.n.now
+	}
 	h.frozenUntil = h.n.now + d
+	if h.ring > 0 {
+		// The driver's first look at its rings when it runs again
+		// (before the late Tick, which the timer heap orders after).
+		for r := range h.macs {
+			h.n.seq++
+			heap.Push(&h.n.frames, simFrame{at: h.frozenUntil, seq: h.n.seq, to: h, rail: r})
+		}
+	}
 	h.schedule()
 }
 

@@ -100,6 +100,10 @@ type Counters struct {
 	// that the host must have been too slow to run the mapper; the delay
 	// is not counted as silence of the peers (see Mapper.Tick).
 	Stalls uint64 `json:"stalls"`
+	// LossWindows counts the windows in which the driver's receive rings
+	// lost frames (see Mapper.FramesLost); they are not counted as
+	// silence of the peers heard there.
+	LossWindows uint64 `json:"loss_windows"`
 }
 
 // Drop reasons (keys of Counters.Drops).
@@ -141,6 +145,8 @@ func (m *Mapper) Status() Status {
 			MapsInstalled: m.counters.MapsInstalled,
 			LeaderChanges: m.counters.LeaderChanges,
 			ConfigRetries: m.counters.ConfigRetries,
+			Stalls:        m.counters.Stalls,
+			LossWindows:   m.counters.LossWindows,
 		},
 	}
 	if !m.leading() && m.self.started {

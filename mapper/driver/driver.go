@@ -43,6 +43,7 @@ var ErrBusy = errors.New("gm_mapper already running")
 // Tests substitute fakes.
 type Core interface {
 	Input(now mapper.Time, rail int, frame []byte)
+	FramesLost(rail int, since, now mapper.Time)
 	Tick(now mapper.Time)
 	NextDeadline() mapper.Time
 	RecvDelay() mapper.Time
@@ -163,6 +164,10 @@ type rail struct {
 	answerer *answerer     // reads closed
 	mask     link.PortMask
 	mtu      int
+	// drops is lk's Stats().KernelDrops at readAt, the last look at its
+	// ring: frames dropped since were lost after readAt.
+	drops  uint64
+	readAt mapper.Time
 }
 
 // Driver runs a mapper core over the unit's interfaces.
@@ -390,9 +395,12 @@ func (d *Driver) recvPoll() time.Duration {
 }
 
 // recvAll reads every link's ring until it is empty (or a bounded number
-// of frames was read).
+// of frames was read). First it tells the core whether the ring dropped
+// frames since it was last read (mapper.Mapper.FramesLost), so that the
+// core counts no silence over that window.
 func (d *Driver) recvAll() {
 	for k, l := range d.waitSet {
+		d.checkDrops(d.wl[k].rail, l)
 		for range 64 {
 			n := l.Recv(d.frames)
 			if n == 0 {
@@ -401,6 +409,19 @@ func (d *Driver) recvAll() {
 			d.dispatch(d.wl[k], d.frames[:n])
 		}
 	}
+}
+
+// checkDrops tells the core when the kernel dropped frames from rail's
+// full receive ring since the last look: a PACKET_STATISTICS read, once
+// per wake-up and rail.
+func (d *Driver) checkDrops(rail int, l link.Endpoint) {
+	r := d.rails[rail]
+	now := d.now()
+	if drops := l.Stats().KernelDrops; drops > r.drops {
+		d.core.FramesLost(rail, r.readAt, now)
+		r.drops = drops
+	}
+	r.readAt = now
 }
 
 // dispatch hands frames received on w to the core or answers them.

@@ -29,6 +29,19 @@ type fakeCore struct {
 	heard  map[nodemap.MAC]int // source MAC -> rail
 	railUp map[int]bool
 	inputs int
+	lost   []lossWindow // FramesLost calls
+}
+
+// lossWindow is a FramesLost call.
+type lossWindow struct {
+	rail       int
+	since, now mapper.Time
+}
+
+func (f *fakeCore) FramesLost(rail int, since, now mapper.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lost = append(f.lost, lossWindow{rail, since, now})
 }
 
 func (f *fakeCore) Input(now mapper.Time, rail int, frame []byte) {

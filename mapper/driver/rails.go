@@ -126,6 +126,7 @@ func (d *Driver) pollInterfaces(now mapper.Time, first bool) {
 					d.log.Warn("opening the interface", "interface", r.name, "rail", i, "err", err)
 				} else {
 					r.lk, r.mtu = lk, lk.MTU()
+					r.drops, r.readAt = 0, now
 					d.log.Debug("link open", "interface", r.name, "rail", i, "mode", lk.Stats().Mode)
 				}
 			}

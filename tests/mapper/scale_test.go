@@ -118,11 +118,22 @@ func TestIntegrationMapperScale(t *testing.T) {
 	// The start of a process is when its gm_mapper logs it: on a loaded
 	// machine `ip netns exec` takes a while to run it.
 	var configured, started time.Time
-	var versions, drops uint64
+	var versions, drops, leaderDrops, lossWindows, stalls uint64
+	dropping := 0
 	for i, h := range c.Hosts {
 		versions += after[i].Counters.Remaps
+		lossWindows += after[i].Counters.LossWindows
+		stalls += after[i].Counters.Stalls
+		var d uint64
 		for _, in := range after[i].Interfaces {
-			drops += in.Link.KernelDrops
+			d += in.Link.KernelDrops
+		}
+		drops += d
+		if d > 0 {
+			dropping++
+		}
+		if i == leader {
+			leaderDrops = d
 		}
 		st, at, err := lastConfigured(procs[i].Output(), n)
 		if err != nil {
@@ -140,10 +151,10 @@ func TestIntegrationMapperScale(t *testing.T) {
 			t.Logf("%s:\n%s", h.Name, procs[i].Output())
 		}
 	}
-	t.Logf("scale: %d hosts started in %v (the last gm_mapper ran %v after the first start); fully configured everywhere %v after the last gm_mapper started (%v after the first start); %d map versions, %d CONFIG retries by the mapper in charge, %d mapper frames dropped by the kernel (full rings)",
+	t.Logf("scale: %d hosts started in %v (the last gm_mapper ran %v after the first start); fully configured everywhere %v after the last gm_mapper started (%v after the first start); %d map versions, %d CONFIG retries by the mapper in charge, %d mapper frames dropped by the kernel (full rings) on %d hosts, %d of them by the mapper in charge; %d loss windows, %d stalls",
 		n, last.Sub(first).Round(time.Millisecond), started.Sub(first).Round(time.Millisecond),
 		configured.Sub(started).Round(time.Millisecond), configured.Sub(first).Round(time.Millisecond), versions,
-		after[leader].Counters.ConfigRetries, drops)
+		after[leader].Counters.ConfigRetries, drops, dropping, leaderDrops, lossWindows, stalls)
 	// At most one version per interval, and a few mappers in charge one
 	// after the other while hosts of higher addresses start.
 	if most := uint64(configured.Sub(first)/mapper.DefaultVerifyInterval) + 10; versions > most {
