@@ -27,7 +27,10 @@
 //   - it writes each map the core installs to the map file atomically
 //     (nodemap.WriteFile), where ports read it, and persists the core's
 //     state (hosts table with node ids, last map version) to the hosts
-//     file, atomically as well;
+//     file, atomically as well, on a goroutine of its own so that it
+//     never waits for the disk (diskWriter): the hosts file is written
+//     before a CONFIG frame leaves, the map file soon after it is
+//     installed;
 //   - it answers for ports that are not open (see below).
 //
 // # Why it polls

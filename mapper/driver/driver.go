@@ -202,6 +202,7 @@ type Driver struct {
 	stop      atomic.Bool
 	stopped   chan struct{}
 
+	disk       *diskWriter // writes the map and hosts files
 	sendErrors uint64
 	lastStatus atomic.Pointer[Status]
 	logged     logState // what logChanges last reported
@@ -255,6 +256,7 @@ func New(cfg Config) (*Driver, error) {
 		probe:   cfg.Probe,
 	}
 	d.nack.init()
+	d.disk = newDiskWriter(cfg.Logger, cfg.MapFile, cfg.HostsFile)
 
 	// The name first: a second daemon must fail before touching anything.
 	if d.probe == nil {
@@ -337,6 +339,8 @@ func New(cfg Config) (*Driver, error) {
 // nil after Stop.
 func (d *Driver) Run() error {
 	defer close(d.stopped)
+	go d.disk.run()
+	defer d.disk.close()
 	d.timer = time.NewTimer(time.Hour)
 	now := d.now()
 	d.pollInterfaces(now, true)
@@ -619,6 +623,11 @@ func (o output) Send(rail int, frame []byte) {
 	if rail < 0 || rail >= len(d.rails) || d.rails[rail].lk == nil {
 		return
 	}
+	// A CONFIG may carry a version this host just made: the hosts file
+	// that records it goes to disk first.
+	if h, err := wire.ParseFrame(frame, d.cfg.EtherType); err == nil && h.Type() == wire.TypeConfig && d.disk.statePending() {
+		d.disk.flushState()
+	}
 	if err := d.rails[rail].lk.Send(frame); err != nil {
 		d.sendErrors++
 		if d.sendErrors&(d.sendErrors-1) == 0 { // 1, 2, 4, 8...: not a flood
@@ -629,9 +638,7 @@ func (o output) Send(rail int, frame []byte) {
 
 func (o output) InstallMap(m *nodemap.Map) {
 	d := o.d
-	if err := nodemap.WriteFile(d.cfg.MapFile, m); err != nil {
-		d.log.Error("writing the node map", "file", d.cfg.MapFile, "err", err)
-	}
+	d.disk.saveMap(m)
 	d.selfID = 0
 	if e, ok := m.Self(d.cfg.Host, d.macs()...); ok {
 		d.selfID = uint32(e.ID)
@@ -642,10 +649,7 @@ func (o output) InstallMap(m *nodemap.Map) {
 }
 
 func (o output) SaveState(s mapper.State) {
-	d := o.d
-	if err := nodemap.WriteFileAtomic(d.cfg.HostsFile, s.Marshal(), 0o644); err != nil {
-		d.log.Error("saving the hosts file", "file", d.cfg.HostsFile, "err", err)
-	}
+	o.d.disk.saveState(s.Marshal())
 }
 
 func (d *Driver) macs() []nodemap.MAC {

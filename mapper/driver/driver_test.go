@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethergm/ethergm/gm/link/linktest"
 	"github.com/ethergm/ethergm/mapper"
 	"github.com/ethergm/ethergm/nodemap"
 	"github.com/ethergm/ethergm/wire"
@@ -189,5 +190,37 @@ func TestLogChangesNewConfiguredMap(t *testing.T) {
 	got := strings.Count(out.String(), "msg=\"network fully configured\"")
 	if got != 2 || !strings.Contains(out.String(), "version=4 hosts=24") || !strings.Contains(out.String(), "NOT fully configured") {
 		t.Errorf("want two configured lines (versions 3 and 4) and one NOT, got:\n%s", out.String())
+	}
+}
+
+// TestStateBeforeConfig: the hosts file is written off the Driver's
+// goroutine, except that a state waiting to be written goes to disk before
+// a CONFIG frame (which may carry the version it records) is sent; a SCOUT
+// does not wait for it.
+func TestStateBeforeConfig(t *testing.T) {
+	dir := t.TempDir()
+	hosts := filepath.Join(dir, "lib", "hosts")
+	hub := linktest.NewHub()
+	lk := hub.Open("eth0", hostMACs[0], 0, nil)
+	d := &Driver{cfg: Config{EtherType: wire.EtherType}, log: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+		rails: []*rail{{name: "eth0", mac: hostMACs[0], lk: lk}}}
+	d.disk = newDiskWriter(d.log, filepath.Join(dir, "map"), hosts) // its goroutine is not running
+	o := output{d}
+	o.SaveState(mapper.State{LastVersion: 7})
+	frame := func(typ wire.Type) []byte {
+		hf := wire.HeaderFields{Type: typ, TargetPort: MapperPort, SourcePort: MapperPort}
+		return wire.AppendFrame(nil, wire.Broadcast, hostMACs[0], wire.EtherType, &hf, []byte("x"))
+	}
+	o.Send(0, frame(wire.TypeScout))
+	if _, err := os.Stat(hosts); err == nil {
+		t.Fatal("a SCOUT waited for the hosts file")
+	}
+	o.Send(0, frame(wire.TypeConfig))
+	s, err := loadState(hosts)
+	if err != nil || s.LastVersion != 7 {
+		t.Fatalf("hosts file after a CONFIG was sent: %+v, %v; want version 7", s, err)
+	}
+	if lk.Stats().TxFrames != 2 {
+		t.Fatalf("%d frames sent, want 2", lk.Stats().TxFrames)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -73,7 +74,8 @@ type fakeHost struct {
 	probe *fakeProbe
 	d     *Driver
 	core  *fakeCore
-	opens map[string]int // links opened per interface
+	opens map[string]int            // links opened per interface
+	links map[string]*linktest.Link // the last mapper link opened per interface
 	mu    sync.Mutex
 }
 
@@ -104,7 +106,7 @@ func fakeMap(t *testing.T) *nodemap.Map {
 // newFakeHost builds the host; recvPoll goes to Config.RecvPoll.
 func newFakeHost(t *testing.T, recvPoll time.Duration) *fakeHost {
 	t.Helper()
-	h := &fakeHost{t: t, unit: fakeUnit(), dir: t.TempDir(), opens: map[string]int{}}
+	h := &fakeHost{t: t, unit: fakeUnit(), dir: t.TempDir(), opens: map[string]int{}, links: map[string]*linktest.Link{}}
 	h.probe = &fakeProbe{ifs: map[string]*fakeIf{
 		"eth0": {index: 10, mac: hostMACs[0], mtu: 1500, up: true, running: true},
 		"eth1": {index: 11, mac: hostMACs[1], mtu: 9000, up: true, running: true},
@@ -134,11 +136,14 @@ func (h *fakeHost) config(recvPoll time.Duration) Config {
 		Probe:  h.probe,
 		OpenLink: func(ifname string, cfg *link.Config) (link.Endpoint, error) {
 			i := map[string]int{"eth0": 0, "eth1": 1}[ifname]
+			l := h.hubs[i].Open(ifname, hostMACs[i], 0, cfg)
 			h.mu.Lock()
 			h.opens[ifname]++
+			if cfg.Ports == 1<<MapperPort {
+				h.links[ifname] = l
+			}
 			h.mu.Unlock()
-			mac := hostMACs[i]
-			return h.hubs[i].Open(ifname, mac, 0, cfg), nil
+			return l, nil
 		},
 		NewCore: func(c mapper.Config, o mapper.Output) (Core, error) {
 			h.core.cfg, h.core.out = c, o
@@ -313,6 +318,65 @@ func TestDriverFakeLinks(t *testing.T) {
 			h.probe.set("eth0", func(i *fakeIf) { i.up = true })
 			waitUntil(t, 10*time.Second, "rail 0 up", func() bool { v, _ := railUp(0); return v })
 		})
+	}
+}
+
+func (h *fakeHost) mapperLink(ifname string) *linktest.Link {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.links[ifname]
+}
+
+// TestDriverReportsLoss: frames the kernel drops from a full mapper ring
+// (the link's KernelDrops) are reported to the core as a loss window on
+// their rail (FramesLost: since the previous look at the ring), and
+// nothing is reported while no frame is dropped.
+func TestDriverReportsLoss(t *testing.T) {
+	h := newFakeHost(t, 0)
+	h.run()
+	f := h.core
+	waitUntil(t, 10*time.Second, "the mapper links", func() bool {
+		return h.mapperLink("eth0") != nil && h.mapperLink("eth1") != nil
+	})
+	scout := func(r int) {
+		hf := wire.HeaderFields{Type: wire.TypeScout, TargetPort: MapperPort, SourcePort: MapperPort}
+		if err := h.peers[r].Send(wire.AppendFrame(nil, hostMACs[r], peerMACs[r], wire.EtherType, &hf, []byte("x"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, 10*time.Second, "the core to hear the peer", func() bool {
+		scout(0)
+		scout(1)
+		heard, _ := f.snapshot()
+		_, ok0 := heard[peerMACs[0]]
+		_, ok1 := heard[peerMACs[1]]
+		return ok0 && ok1
+	})
+	f.mu.Lock()
+	early := len(f.lost)
+	f.mu.Unlock()
+	if early != 0 {
+		t.Fatalf("%d loss windows reported while no frame was dropped", early)
+	}
+	h.mapperLink("eth0").SetRxFrames(1)
+	for range 200 { // faster than the Driver reads: most are dropped
+		scout(0)
+	}
+	waitUntil(t, 10*time.Second, "a loss window", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.lost) > 0
+	})
+	f.mu.Lock()
+	lost := slices.Clone(f.lost)
+	f.mu.Unlock()
+	for _, w := range lost {
+		if w.rail != 0 || w.since < 0 || w.since > w.now {
+			t.Errorf("loss window %+v, want rail 0 and since <= now", w)
+		}
+	}
+	if st := h.status(); st.Interfaces[0].Link.KernelDrops == 0 || st.Interfaces[1].Link.KernelDrops != 0 {
+		t.Errorf("kernel drops %d and %d, want some on rail 0 only", st.Interfaces[0].Link.KernelDrops, st.Interfaces[1].Link.KernelDrops)
 	}
 }
 
