@@ -125,40 +125,17 @@ const (
 
 // Status returns a snapshot of the mapper's state.
 func (m *Mapper) Status() Status {
-	s := Status{
-		Host:       m.cfg.Host,
-		UniqueID:   nodemap.FormatMAC(m.cfg.MACs[0]),
-		NodeID:     m.cur.self,
-		Level:      m.cfg.Level,
-		Leader:     m.leading(),
-		Mapper:     nodemap.FormatMAC(m.cur.mapper),
-		MapVersion: m.cur.version,
-		Hosts:      m.cur.m.Len(),
-		Configured: m.configured(),
-		Starting:   m.self.starting || !m.self.started,
-		Duplicates: slices.Clone(m.dups),
-		Counters: Counters{
-			FramesIn:      byType(&m.framesIn),
-			FramesOut:     byType(&m.framesOut),
-			Drops:         maps.Clone(m.counters.Drops),
-			Remaps:        m.counters.Remaps,
-			MapsInstalled: m.counters.MapsInstalled,
-			LeaderChanges: m.counters.LeaderChanges,
-			ConfigRetries: m.counters.ConfigRetries,
-			Stalls:        m.counters.Stalls,
-			LossWindows:   m.counters.LossWindows,
-		},
-	}
-	if !m.leading() && m.self.started {
-		_, s.Duplicates = m.tbl.resolve(m.present(m.self.lastScout))
-	}
-	for uid, c := range m.net.conflicts {
-		u := nodemap.FormatMAC(uid)
-		s.Duplicates = append(s.Duplicates, Duplicate{Kind: "mac", Value: u, UniqueIDs: []string{u, u}, Names: slices.Clone(c.names)})
-	}
-	slices.SortFunc(s.Duplicates, func(a, b Duplicate) int { return strings.Compare(a.Kind+a.Value, b.Kind+b.Value) })
-	if m.elected != (nodemap.MAC{}) {
-		s.Elected = nodemap.FormatMAC(m.elected)
+	s := m.Summary()
+	s.Counters = Counters{
+		FramesIn:      byType(&m.framesIn),
+		FramesOut:     byType(&m.framesOut),
+		Drops:         maps.Clone(m.counters.Drops),
+		Remaps:        m.counters.Remaps,
+		MapsInstalled: m.counters.MapsInstalled,
+		LeaderChanges: m.counters.LeaderChanges,
+		ConfigRetries: m.counters.ConfigRetries,
+		Stalls:        m.counters.Stalls,
+		LossWindows:   m.counters.LossWindows,
 	}
 	rail := map[nodemap.MAC]int{}
 	for r, mac := range m.cfg.MACs {
@@ -176,6 +153,37 @@ func (m *Mapper) Status() Status {
 		e, _ := m.cur.m.ByID(r.Node)
 		s.Routes = append(s.Routes, RouteStatus{Node: r.Node, Host: e.Host, Rail: rail[r.Local],
 			Local: nodemap.FormatMAC(r.Local), Peer: nodemap.FormatMAC(r.Peer)})
+	}
+	return s
+}
+
+// Summary is Status without Rails, Routes and Counters: what a driver
+// logs, at a cost that does not grow with the routes (the routes and
+// counters of a host of a large cluster are thousands of strings).
+func (m *Mapper) Summary() Status {
+	s := Status{
+		Host:       m.cfg.Host,
+		UniqueID:   nodemap.FormatMAC(m.cfg.MACs[0]),
+		NodeID:     m.cur.self,
+		Level:      m.cfg.Level,
+		Leader:     m.leading(),
+		Mapper:     nodemap.FormatMAC(m.cur.mapper),
+		MapVersion: m.cur.version,
+		Hosts:      m.cur.m.Len(),
+		Configured: m.configured(),
+		Starting:   m.self.starting || !m.self.started,
+		Duplicates: slices.Clone(m.dups),
+	}
+	if !m.leading() && m.self.started {
+		_, s.Duplicates = m.tbl.resolve(m.present(m.self.lastScout))
+	}
+	for uid, c := range m.net.conflicts {
+		u := nodemap.FormatMAC(uid)
+		s.Duplicates = append(s.Duplicates, Duplicate{Kind: "mac", Value: u, UniqueIDs: []string{u, u}, Names: slices.Clone(c.names)})
+	}
+	slices.SortFunc(s.Duplicates, func(a, b Duplicate) int { return strings.Compare(a.Kind+a.Value, b.Kind+b.Value) })
+	if m.elected != (nodemap.MAC{}) {
+		s.Elected = nodemap.FormatMAC(m.elected)
 	}
 	return s
 }

@@ -49,6 +49,7 @@ type Core interface {
 	RecvDelay() mapper.Time
 	SetRailUp(rail int, up bool, now mapper.Time)
 	Status() mapper.Status
+	Summary() mapper.Status
 	Map() *nodemap.Map
 }
 
@@ -399,33 +400,39 @@ func (d *Driver) recvPoll() time.Duration {
 }
 
 // recvAll reads every link's ring until it is empty (or a bounded number
-// of frames was read). First it tells the core whether the ring dropped
-// frames since it was last read (mapper.Mapper.FramesLost), so that the
-// core counts no silence over that window.
+// of frames was read). A look that finds a full batch of frames waiting
+// first asks whether the kernel dropped frames from the ring since the
+// previous look, and tells the core (mapper.Mapper.FramesLost), so that
+// it counts no silence over that window: a ring that dropped frames was
+// full, so the next look finds a batch at least. Other looks make no
+// system call (see rawIoctlIfreq: the Stats of a link.Link make one).
 func (d *Driver) recvAll() {
 	for k, l := range d.waitSet {
-		d.checkDrops(d.wl[k].rail, l)
+		rail := d.wl[k].rail
+		n := l.Recv(d.frames)
+		if n == len(d.frames) {
+			d.checkDrops(rail, l)
+		}
+		d.rails[rail].readAt = d.now()
 		for range 64 {
-			n := l.Recv(d.frames)
 			if n == 0 {
 				break
 			}
 			d.dispatch(d.wl[k], d.frames[:n])
+			n = l.Recv(d.frames)
 		}
 	}
 }
 
 // checkDrops tells the core when the kernel dropped frames from rail's
-// full receive ring since the last look: a PACKET_STATISTICS read, once
-// per wake-up and rail.
+// full receive ring since the previous look at it (a PACKET_STATISTICS
+// read).
 func (d *Driver) checkDrops(rail int, l link.Endpoint) {
 	r := d.rails[rail]
-	now := d.now()
 	if drops := l.Stats().KernelDrops; drops > r.drops {
-		d.core.FramesLost(rail, r.readAt, now)
+		d.core.FramesLost(rail, r.readAt, d.now())
 		r.drops = drops
 	}
-	r.readAt = now
 }
 
 // dispatch hands frames received on w to the core or answers them.
@@ -580,7 +587,7 @@ func (d *Driver) now() mapper.Time { return time.Since(d.start) }
 // logChanges logs what changed in the network since the last call: the
 // mapper in charge, "fully configured", names and MACs claimed twice.
 func (d *Driver) logChanges() {
-	st := d.core.Status()
+	st := d.core.Summary()
 	l := &d.logged
 	if st.Elected != l.elected || st.Leader != l.leader {
 		switch {

@@ -84,6 +84,8 @@ func (f *fakeCore) Status() mapper.Status {
 	return mapper.Status{Host: f.cfg.Host, MapVersion: f.m.Version, Hosts: f.m.Len()}
 }
 
+func (f *fakeCore) Summary() mapper.Status { return f.Status() }
+
 func (f *fakeCore) Map() *nodemap.Map { return f.m }
 
 func (f *fakeCore) snapshot() (map[nodemap.MAC]int, map[int]bool) {
@@ -166,13 +168,13 @@ func TestAnswerable(t *testing.T) {
 	}
 }
 
-// statusCore is a Core of which logChanges only asks the status.
+// statusCore is a Core of which logChanges only asks the summary.
 type statusCore struct {
 	Core
 	st mapper.Status
 }
 
-func (c *statusCore) Status() mapper.Status { return c.st }
+func (c *statusCore) Summary() mapper.Status { return c.st }
 
 // TestLogChangesNewConfiguredMap: a map installed and configured between
 // two looks is logged although the configured flag never read false, so

@@ -358,8 +358,10 @@ func TestDriverReportsLoss(t *testing.T) {
 	if early != 0 {
 		t.Fatalf("%d loss windows reported while no frame was dropped", early)
 	}
-	h.mapperLink("eth0").SetRxFrames(1)
-	for range 200 { // faster than the Driver reads: most are dropped
+	// A ring of a batch of frames (the Driver asks for drops when a look
+	// finds a full batch: a ring that dropped frames was full).
+	h.mapperLink("eth0").SetRxFrames(len(h.d.frames))
+	for range 20 * len(h.d.frames) { // faster than the Driver reads: many are dropped
 		scout(0)
 	}
 	waitUntil(t, 10*time.Second, "a loss window", func() bool {
