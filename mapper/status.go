@@ -126,6 +126,12 @@ const (
 // Status returns a snapshot of the mapper's state.
 func (m *Mapper) Status() Status {
 	s := m.Summary()
+	if !m.leading() && m.self.started {
+		// The duplicates among the hosts this host hears.
+		_, ds := m.tbl.resolve(m.present(m.self.lastScout))
+		s.Duplicates = append(ds, s.Duplicates...)
+		slices.SortFunc(s.Duplicates, func(a, b Duplicate) int { return strings.Compare(a.Kind+a.Value, b.Kind+b.Value) })
+	}
 	s.Counters = Counters{
 		FramesIn:      byType(&m.framesIn),
 		FramesOut:     byType(&m.framesOut),
@@ -157,9 +163,11 @@ func (m *Mapper) Status() Status {
 	return s
 }
 
-// Summary is Status without Rails, Routes and Counters: what a driver
-// logs, at a cost that does not grow with the routes (the routes and
-// counters of a host of a large cluster are thousands of strings).
+// Summary is Status without Rails, Routes and Counters, and without the
+// duplicates a follower finds among the hosts it hears (a follower's
+// Duplicates are only the unique ids claimed twice): what a driver logs several times a second, at a cost that does
+// not grow with the cluster (a follower's Status sorts every host it
+// hears, and formats thousands of strings for the routes).
 func (m *Mapper) Summary() Status {
 	s := Status{
 		Host:       m.cfg.Host,
@@ -172,10 +180,9 @@ func (m *Mapper) Summary() Status {
 		Hosts:      m.cur.m.Len(),
 		Configured: m.configured(),
 		Starting:   m.self.starting || !m.self.started,
-		Duplicates: slices.Clone(m.dups),
 	}
-	if !m.leading() && m.self.started {
-		_, s.Duplicates = m.tbl.resolve(m.present(m.self.lastScout))
+	if m.leading() {
+		s.Duplicates = slices.Clone(m.dups)
 	}
 	for uid, c := range m.net.conflicts {
 		u := nodemap.FormatMAC(uid)
