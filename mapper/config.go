@@ -176,7 +176,7 @@ func (m *Mapper) issue(now Time, es []entry, key []byte) {
 		return // cannot happen: desired keeps names and MACs unique
 	}
 	m.broadcastConfig()
-	l.nextRetry = now + m.retry
+	l.nextRetry = now + m.configRetry
 	if l.configured {
 		l.nextRetry = never
 	}
@@ -327,7 +327,7 @@ func (m *Mapper) retryConfig(now Time) {
 		m.broadcastConfig()
 	}
 	if l.retries < fastRetries {
-		l.nextRetry = now + m.retry
+		l.nextRetry = now + m.configRetry
 	} else {
 		l.nextRetry = now + m.interval
 	}
@@ -404,7 +404,7 @@ func (m *Mapper) onConfig(now Time, rail int, src nodemap.MAC, c *wire.Config) {
 		return
 	}
 	if c.MapVersion <= m.cur.version {
-		if c.MapVersion == m.cur.version && c.MapperID == m.cur.mapper && now-m.cur.lastAck >= m.retry/2 {
+		if c.MapVersion == m.cur.version && c.MapperID == m.cur.mapper && now-m.cur.lastAck >= m.configRetry/2 {
 			m.sendAck(now, rail, src, 0, m.cur.version)
 			return
 		}

@@ -87,7 +87,14 @@ type Mapper struct {
 	interval Time // verify interval
 	pass     Time // startup pass interval
 	dead     Time // silence after which a peer (MAC) is gone
-	retry    Time // CONFIG retransmission interval
+	retry    Time // table hand-over retransmission interval
+	// configRetry is the CONFIG retransmission interval: a follower
+	// reads its rings every half interval (RecvDelay) and acknowledges
+	// at once, so a retry sooner than that and a pass would send the map
+	// again to every host that has not looked yet, and make every host
+	// that has acknowledge again, the most work when the hosts are
+	// slowest.
+	configRetry Time
 
 	self selfState
 	net  netState

@@ -75,6 +75,7 @@ func (m *Mapper) init() {
 	m.pass = iv / 5
 	m.dead = MissedIntervals*iv + iv/2
 	m.retry = min(iv/2, 100*time.Millisecond)
+	m.configRetry = iv/2 + m.pass
 	n := len(m.cfg.MACs)
 	m.self.searchUntil = never
 	m.self.railUp = make([]bool, n)
