@@ -281,8 +281,16 @@ func (m *Mapper) present(now Time) []view {
 			continue
 		}
 		v := view{uid: p.uid, name: p.name, macs: p.macs(), claimed: nodemap.NodeID(p.nodeID)}
+		// A host in its startup passes has had no time to hear anyone:
+		// its rails count by their link state. Otherwise a mapper
+		// restarted at once would make a new version as it starts and
+		// another when it has heard its peers.
+		hearing := wire.RailUp | wire.RailHearing
+		if p.flags&wire.HostHello != 0 {
+			hearing = wire.RailUp
+		}
 		for i := range p.numRails {
-			if p.rails[i].State&(wire.RailUp|wire.RailHearing) == wire.RailUp|wire.RailHearing {
+			if p.rails[i].State&hearing == hearing {
 				v.up |= 1 << i
 			}
 			if h := m.net.macs[p.rails[i].MAC]; h != nil {

@@ -310,6 +310,7 @@ func TestCloneUniqueID(t *testing.T) {
 func TestQuickRestart(t *testing.T) {
 	n := newSim(t, 18)
 	startConverged(t, n, 6, "q%d", 0, 1)
+	n.run(n.now + time.Second) // the leader may make a new version at once
 	before := ids(n.hosts)
 	v := n.leader().m.cur.version
 	h := n.hosts[2]
@@ -320,6 +321,9 @@ func TestQuickRestart(t *testing.T) {
 		t.Fatalf("restarted host not configured:\n%s", why(n.hosts))
 	}
 	t.Logf("restarted follower has the map %v later (version %d, was %d)", n.now-restart, h.m.cur.version, v)
+	if h.m.cur.version != v {
+		t.Errorf("map version %d after the restart, want %d: a host restarted at once changes nothing", h.m.cur.version, v)
+	}
 	for name, id := range ids(n.hosts) {
 		if before[name] != id {
 			t.Errorf("%s: id %d -> %d", name, before[name], id)
