@@ -2,13 +2,9 @@ package gm
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/ethergm/ethergm/gm/link/linktest"
 )
 
 // TestClockReadsPerBatch: a polling ping-pong reads the clock once per
@@ -23,28 +19,14 @@ func TestClockReadsPerBatch(t *testing.T) {
 	const rounds = 256
 	for _, cc := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cc=%v", cc), func(t *testing.T) {
-			dir := t.TempDir()
-			macs := map[string][6]byte{"h0r0": {2, 0, 0, 0, 0, 1}, "h1r0": {2, 0, 0, 0, 0, 2}}
-			mapf := filepath.Join(dir, "map")
-			if err := os.WriteFile(mapf, []byte("1 host0 02:00:00:00:00:01\n2 host1 02:00:00:00:00:02\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			hub := linktest.NewHub()
 			var reads [2]atomic.Int64
+			hosts := twoHosts(t, "clock")
 			open := func(h, id int) *Port {
-				cfg := &Config{
-					Host: fmt.Sprintf("host%d", h), StateDir: dir, MapFile: mapf, MapPoll: time.Hour,
-					OpenLink: hub.Opener(macs, 0), progressTicks: make(chan time.Time),
-					CongestionControl: cc,
-					clock:             func() time.Duration { return time.Duration(reads[h].Add(1)) * time.Microsecond },
-				}
-				u := &Unit{Name: fmt.Sprintf("clock%d-%d", os.Getpid(), h), Interfaces: []string{fmt.Sprintf("h%dr0", h)}}
-				p, err := OpenUnit(u, id, "clock", cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { p.Close() })
-				return p
+				return hosts(h, id, func(c *Config) {
+					c.progressTicks = make(chan time.Time)
+					c.CongestionControl = cc
+					c.clock = func() time.Duration { return time.Duration(reads[h].Add(1)) * time.Microsecond }
+				})
 			}
 			a, b := open(0, 2), open(1, 4)
 			size := MinSizeForLength(8)

@@ -1,13 +1,8 @@
 package gm
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/ethergm/ethergm/gm/link/linktest"
 )
 
 // tickPort opens port 2 of host0 over an in-memory link, with a node map
@@ -15,25 +10,7 @@ import (
 // goroutine driven by ticks instead of a ticker.
 func tickPort(t *testing.T, ticks <-chan time.Time) *Port {
 	t.Helper()
-	dir := t.TempDir()
-	macs := map[string][6]byte{"h0r0": {2, 0, 0, 0, 0, 1}, "h1r0": {2, 0, 0, 0, 0, 2}}
-	mapf := filepath.Join(dir, "map")
-	if err := os.WriteFile(mapf, []byte("1 host0 02:00:00:00:00:01\n2 host1 02:00:00:00:00:02\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := &Config{
-		Host: "host0", StateDir: dir, MapFile: mapf,
-		MapPoll:       time.Hour, // no refresh between the ticks
-		OpenLink:      linktest.NewHub().Opener(macs, 0),
-		progressTicks: ticks,
-	}
-	u := &Unit{Name: fmt.Sprintf("ticks%d", os.Getpid()), Interfaces: []string{"h0r0"}}
-	p, err := OpenUnit(u, 2, "ticks", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
+	return twoHosts(t, "ticks")(0, 2, func(c *Config) { c.progressTicks = ticks })
 }
 
 // TestProgressSkipsBusyTicks: while a call of the application holds the

@@ -1,13 +1,8 @@
 package gm
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/ethergm/ethergm/gm/link/linktest"
 )
 
 // TestReceivePendingRing: ReceivePending sees a message whose frame waits
@@ -15,25 +10,9 @@ import (
 // receiver's progress goroutine never ticks here), takes no event itself,
 // and is false on a quiet port and true on a closed one.
 func TestReceivePendingRing(t *testing.T) {
-	dir := t.TempDir()
-	macs := map[string][6]byte{"h0r0": {2, 0, 0, 0, 0, 1}, "h1r0": {2, 0, 0, 0, 0, 2}}
-	mapf := filepath.Join(dir, "map")
-	if err := os.WriteFile(mapf, []byte("1 host0 02:00:00:00:00:01\n2 host1 02:00:00:00:00:02\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	hub := linktest.NewHub()
+	hosts := twoHosts(t, "pending")
 	open := func(h, id int, ticks <-chan time.Time) *Port {
-		cfg := &Config{
-			Host: fmt.Sprintf("host%d", h), StateDir: dir, MapFile: mapf, MapPoll: time.Hour,
-			OpenLink: hub.Opener(macs, 0), progressTicks: ticks,
-		}
-		u := &Unit{Name: fmt.Sprintf("pending%d-%d", os.Getpid(), h), Interfaces: []string{fmt.Sprintf("h%dr0", h)}}
-		p, err := OpenUnit(u, id, "pending", cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Close() })
-		return p
+		return hosts(h, id, func(c *Config) { c.progressTicks = ticks })
 	}
 	a := open(0, 2, nil)
 	b := open(1, 4, make(chan time.Time)) // b's progress goroutine never runs
