@@ -144,11 +144,51 @@ func (c *checker) line(p *peerProc, l string) {
 		p.debug = append(p.debug, l[2:])
 	case f[0] == "O":
 		c.openRetries = append(c.openRetries, fmt.Sprintf("%v: %s", p, l))
+		// A unit opens while one of its rails is up: only a cut of all
+		// of them explains retries for a down interface. The attempts
+		// took 100 ms each; the window is wider by the slack of the
+		// process start.
+		now := time.Now()
+		from := now.Add(-time.Duration(num(1))*100*time.Millisecond - openSlack)
+		if strings.Contains(l, "is down") && !c.allRailsCutLocked(p.host, from, now) {
+			c.violateLocked("%v: its port opened only after %d tries (%s), although a rail of host%d was up all along", p, num(1), l[2:], p.host)
+		}
 	case f[0] == "M" && len(f) == 3:
 		p.mem = append(p.mem, [2]uint64{num(1), num(2)})
 	default:
 		c.violateLocked("%v: %s", p, l)
 	}
+}
+
+// openSlack widens the window of a port's failed opens (see line).
+const openSlack = 2 * time.Second
+
+// allRailsCutLocked reports whether, at some instant of [from, to], both
+// rails of host h (the nemesis' hosts have two) were cut (a cutRail span,
+// from before the link went down to after it came up again, covered it).
+func (c *checker) allRailsCutLocked(h int, from, to time.Time) bool {
+	var cuts [2][]*faultSpan
+	for _, s := range c.faults {
+		if s.f.Kind == cutRail && s.f.Hosts[0] == h && s.f.Rail < len(cuts) {
+			cuts[s.f.Rail] = append(cuts[s.f.Rail], s)
+		}
+	}
+	end := func(s *faultSpan) time.Time {
+		if s.end.IsZero() {
+			return to
+		}
+		return s.end
+	}
+	for _, a := range cuts[0] {
+		for _, b := range cuts[1] {
+			lo := max(a.start.UnixNano(), b.start.UnixNano(), from.UnixNano())
+			hi := min(end(a).UnixNano(), end(b).UnixNano(), to.UnixNano())
+			if lo <= hi {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // explained reports whether a fault touching stream src -> dst, fit to

@@ -65,3 +65,35 @@ func TestCheckerCatches(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckerOpenRetries: a port that opened only after retries for a down
+// interface is a violation unless every rail of its host was cut at some
+// time of its attempts (a unit opens while one of its rails is up).
+func TestCheckerOpenRetries(t *testing.T) {
+	const down = "O 3 gm: Failure: link: interface h1r1 is down (`ip link set h1r1 up`)"
+	for _, tc := range []struct {
+		name string
+		cut  []int // rails of host1 cut since a second ago
+		line string
+		want bool // a violation
+	}{
+		{"no rail cut", nil, down, true},
+		{"one rail cut", []int{1}, down, true},
+		{"both rails cut", []int{0, 1}, down, false},
+		{"another error", nil, "O 2 gm: Busy: port 2 is held by pid 1234", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newChecker(2, map[int]int{0: 1, 1: 2}, nil)
+			r := &peerProc{role: "recv", host: 1, inc: 2}
+			c.addReceiver(r)
+			for _, rail := range tc.cut {
+				c.faults = append(c.faults, &faultSpan{f: fault{Kind: cutRail, Hosts: []int{1}, Rail: rail}, start: time.Now().Add(-time.Second)})
+			}
+			c.line(r, tc.line)
+			got := strings.Join(c.violations, "\n")
+			if tc.want != strings.Contains(got, "opened only after") {
+				t.Errorf("violations %q, want one about the open: %v", got, tc.want)
+			}
+		})
+	}
+}

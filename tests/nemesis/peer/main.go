@@ -79,9 +79,11 @@ func main() {
 	fs.Parse(os.Args[2:])
 
 	cfg := &gm.Config{Host: *host, StateDir: *stateDir, LivenessTimeout: *liveness, ProgressTimeout: *progress, MapPoll: 100 * time.Millisecond}
-	// A unit with a rail down does not open (gm/link refuses an interface
-	// that is down): a process restarted during a rail cut retries, as a
-	// program under a supervisor would, and says so.
+	// A unit opens while one of its rails is up; with every rail down it
+	// does not (gm/link refuses an interface that is down): a process
+	// restarted while every rail of its host is cut retries, as a program
+	// under a supervisor would, and says so (the checker holds the
+	// retries against the rail cuts on record).
 	var p *gm.Port
 	var err error
 	var last string
