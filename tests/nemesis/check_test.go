@@ -55,7 +55,7 @@ type checker struct {
 	start      time.Time // the schedule's start
 	violations []string
 	// openRetries are the incarnations whose port opened only after
-	// failed attempts (a rail was down).
+	// failed attempts (logged; line judges them against the rail cuts).
 	openRetries []string
 	// window bounds how long before a failed completion a fault of the
 	// stream may have happened to explain it, per status.
