@@ -291,7 +291,7 @@ func TestIntegrationNemesis(t *testing.T) {
 		seed, c2.delivered, len(c2.senders), len(c2.all())-len(c2.senders), kindSummary(kinds), strings.Join(failed, ", "),
 		rs.Dropped, rs.Duplicated, rs.Reordered, rs.Corrupted, conv.Round(time.Millisecond))
 	if len(c2.openRetries) > 0 {
-		t.Logf("%d ports opened only after retries (both rails of the host were cut, or another cause the checker judged):\n  %s", len(c2.openRetries), strings.Join(c2.openRetries, "\n  "))
+		t.Logf("%d ports opened only after retries:\n  %s", len(c2.openRetries), strings.Join(c2.openRetries, "\n  "))
 	}
 	if len(c2.violations) > 0 {
 		shown := c2.violations[:min(len(c2.violations), 40)]
