@@ -202,6 +202,10 @@ func TestIntegrationNemesis(t *testing.T) {
 	for i := range c.Hosts {
 		n.startReceiver(i)
 	}
+	// Every receiving port opens before the first send: one still closed
+	// would rightly fail the first sends to it with PORT_CLOSED, which
+	// no fault explains.
+	n.waitReady()
 	for i := range c.Hosts {
 		n.startSender(i)
 	}
