@@ -485,23 +485,24 @@ func (p *Port) batchClockLocked() time.Duration {
 // last reading (see batchClockLocked).
 const freshUses = 16
 
-// pollClockLocked is the time of a poll: if frames wait in the rails,
-// or a timer of the engine may fall due before the next tick, the batch's
-// clock (batchClockLocked; without p.coarse the clock, read once: the
-// frames' arrival times make round-trip samples); the clock, read once,
-// if an alarm may fall due before the next tick; otherwise the coarse
-// clock. A timer thus runs late by at most a batch's worth of polls, or
-// a tick. Any of these times is taken before the drain, as drainLocked
-// requires (the coarse clock is never ahead of the clock).
+// pollClockLocked is the time of a poll: the clock, read once, if an
+// alarm may fall due before the next tick (alarms are rare, and run at
+// their time); if frames wait in the rails, or a timer of the engine may
+// fall due before the next tick, the batch's clock (batchClockLocked;
+// without p.coarse the clock, read once: the frames' arrival times make
+// round-trip samples); otherwise the coarse clock. An engine timer thus
+// runs late by at most a batch's worth of polls, or a tick. Any of these
+// times is taken before the drain, as drainLocked requires (the coarse
+// clock is never ahead of the clock).
 func (p *Port) pollClockLocked() time.Duration {
 	now := p.clockLocked()
+	if a := p.nextAlarmLocked(); a != 0 && a-now <= progressTick {
+		return p.readClockLocked()
+	}
 	if !p.rails.Idle() || p.eng.NextDeadline() != 0 && p.eng.NextDeadline()-now <= progressTick {
 		if p.coarse {
 			return p.batchClockLocked()
 		}
-		return p.readClockLocked()
-	}
-	if a := p.nextAlarmLocked(); a != 0 && a-now <= progressTick {
 		return p.readClockLocked()
 	}
 	return now
