@@ -499,7 +499,7 @@ func (p *Port) pollClockLocked() time.Duration {
 	if a := p.nextAlarmLocked(); a != 0 && a-now <= progressTick {
 		return p.readClockLocked()
 	}
-	if !p.rails.Idle() || p.eng.NextDeadline() != 0 && p.eng.NextDeadline()-now <= progressTick {
+	if d := p.eng.NextDeadline(); !p.rails.Idle() || d != 0 && d-now <= progressTick {
 		if p.coarse {
 			return p.batchClockLocked()
 		}
