@@ -54,9 +54,9 @@
 // of its first transmissions.
 //
 // Goals (medians of the same run): link polling RTT <= 0.1 x UDP RTT and
-// <= 1.3 x floor RTT; link blocking RTT <= 1.2 x UDP RTT; link streaming
-// goodput >= 1.4 x UDP goodput; gm polling RTT <= 1.15 x floor RTT,
-// <= 1.05 x link polling RTT and <= 0.1 x UDP RTT; gm streaming goodput
+// <= 1.1 x floor RTT; link blocking RTT <= 1.2 x UDP RTT; link streaming
+// goodput >= 1.4 x UDP goodput; gm polling RTT <= 1.35 x floor RTT,
+// <= 1.15 x link polling RTT and <= 0.1 x UDP RTT; gm streaming goodput
 // >= 1.3 x UDP, >= 0.95 x link streaming goodput and >= 0.85 x floor
 // streaming goodput, at MTU 1500 and at MTU 9000 (against the link and the
 // floor); gm streaming at 5 % loss >= 0.5 x without loss (same relay); with

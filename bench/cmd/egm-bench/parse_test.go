@@ -41,7 +41,7 @@ func TestReportRatios(t *testing.T) {
 	r := newResults(sel, 3)
 	for rep, v := range []float64{2, 3, 4} {
 		r.set(sel[0], rep, map[string]float64{"floor_pp.p50": v, "floor_pp.p99": 10})
-		r.set(sel[1], rep, map[string]float64{"link_poll.p50": v * 1.2, "link_poll.p99": 20})
+		r.set(sel[1], rep, map[string]float64{"link_poll.p50": v * 1.05, "link_poll.p99": 20})
 		r.set(sel[2], rep, map[string]float64{"udp_pp.p50": 20, "udp_pp.p99": 40})
 	}
 	rep := r.report(machine{}, &config{reps: 3})
@@ -175,7 +175,7 @@ func TestReportGMGoals(t *testing.T) {
 	sel, _ := selectSpecs("floor-pp,floor-stream,link-stream,udp-pp,gm-poll,gm-stream,udp-stream,gm-stream-relay,gm-stream-loss5")
 	r := newResults(sel, 1)
 	vals := map[string]float64{
-		"floor_pp.p50": 3, "udp_pp.p50": 22, "gm_poll.p50": 3.6,
+		"floor_pp.p50": 3, "udp_pp.p50": 22, "gm_poll.p50": 4.2,
 		"link_stream.gbps_app": 4, "udp_stream.gbps_app": 3.1, "gm_stream.gbps_app": 3.85,
 		"gm_stream.gbps": 3.95, "floor_stream.gbps": 4.5,
 		"gm_relay.gbps_app": 1, "gm_loss5.gbps_app": 0.4,
@@ -188,8 +188,8 @@ func TestReportGMGoals(t *testing.T) {
 		got[x.Name] = x.Status
 	}
 	want := map[string]string{
-		"gm polling RTT / floor RTT (p50)":                                "MISS", // 1.2 (goal <= 1.15)
-		"gm polling RTT / UDP RTT (p50)":                                  "MISS", // 0.16
+		"gm polling RTT / floor RTT (p50)":                                "MISS", // 1.4 (goal <= 1.35)
+		"gm polling RTT / UDP RTT (p50)":                                  "MISS", // 0.19
 		"gm stream / UDP stream goodput (message / datagram payload)":     "MISS", // 1.24
 		"gm stream / link stream goodput (message / application payload)": "PASS", // 0.9625 (goal >= 0.95)
 		"gm stream / floor stream goodput (Ethernet payload)":             "PASS", // 0.878 (goal >= 0.85)
