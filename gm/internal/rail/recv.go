@@ -210,8 +210,15 @@ func (s *Set) maintain(now time.Duration) {
 // one that may only wait for a batch not yet read goes first (from the
 // ring with the fewest frames left in its batch: once a batch is consumed
 // the next is read), and if all wait for a frame in sight (frames resent
-// out of order can cross), one goes anyway.
+// out of order can cross), one goes anyway. With one rail there is no
+// order to keep but the ring's.
 func (s *Set) pick() int {
+	if s.n == 1 {
+		if s.pos[0] < len(s.b[0]) {
+			return 0
+		}
+		return -1
+	}
 	cand, level := -1, heldSure+1
 	for k := 0; k < s.n; k++ {
 		i := s.pickNext + k
