@@ -64,8 +64,10 @@
 // without. A MISS does not fail the run (the machine is noisy); a
 // measurement error does.
 //
-// egm-bench must run as root. It needs sockperf and NPtcp (Debian packages
-// sockperf and netpipe-tcp) and taskset, and either -bin with prebuilt
+// egm-bench must run as root. It needs taskset, nice and ip, sockperf and
+// NPtcp (Debian packages sockperf and netpipe-tcp) only for the
+// measurements that run them (udp-*, tcp-pp, the incast's TCP flow; it
+// checks before it starts only what -only selected), and either -bin with prebuilt
 // egm-floor, egm-linkperf and egm-gmperf or a Go toolchain to build them (CGO_ENABLED=0)
 // into the cluster's temporary directory. Namespaces and processes are
 // removed at the end, on error and on SIGINT/SIGTERM.
