@@ -66,7 +66,7 @@
 //
 // egm-bench must run as root. It needs taskset, nice and ip, sockperf and
 // NPtcp (Debian packages sockperf and netpipe-tcp) only for the
-// measurements that run them (udp-*, tcp-pp, the incast's TCP flow; it
+// measurements that run them (sockperf: udp-pp and udp-stream; NPtcp: tcp-pp; it
 // checks before it starts only what -only selected), and either -bin with prebuilt
 // egm-floor, egm-linkperf and egm-gmperf or a Go toolchain to build them (CGO_ENABLED=0)
 // into the cluster's temporary directory. Namespaces and processes are
