@@ -64,11 +64,11 @@
 // without. A MISS does not fail the run (the machine is noisy); a
 // measurement error does.
 //
-// egm-bench must run as root. It needs taskset, nice and ip, sockperf and
-// NPtcp (Debian packages sockperf and netpipe-tcp) only for the
-// measurements that run them (sockperf: udp-pp and udp-stream; NPtcp: tcp-pp; it
-// checks before it starts only what -only selected), and either -bin with prebuilt
-// egm-floor, egm-linkperf and egm-gmperf or a Go toolchain to build them (CGO_ENABLED=0)
-// into the cluster's temporary directory. Namespaces and processes are
+// egm-bench must run as root. It needs taskset, nice and ip; sockperf
+// (Debian package sockperf) only for udp-pp and udp-stream, and NPtcp
+// (netpipe-tcp) only for tcp-pp: before it starts it checks the tools of
+// the measurements -only selected. It also needs either -bin with prebuilt
+// egm-floor, egm-linkperf and egm-gmperf or a Go toolchain to build them
+// (CGO_ENABLED=0) into the cluster's temporary directory. Namespaces and processes are
 // removed at the end, on error and on SIGINT/SIGTERM.
 package main
