@@ -158,7 +158,7 @@ func (m *Mapper) issue(now Time, es []entry, key []byte) {
 		return
 	}
 	m.lastVersion = v
-	m.out.SaveState(m.tbl.state(v))
+	m.out.SaveState(m.tbl.state(v), true)
 	self := m.cfg.MACs[0]
 	l := &m.lead
 	l.version, l.content, l.lastIssue = v, key, now
@@ -575,7 +575,7 @@ func (m *Mapper) install(now Time, v uint32, mapper nodemap.MAC, es []entry) boo
 	if mapper != m.cfg.MACs[0] {
 		m.tbl.replace(es)
 		m.lastVersion = max(m.lastVersion, v)
-		m.out.SaveState(m.tbl.state(m.lastVersion))
+		m.out.SaveState(m.tbl.state(m.lastVersion), false)
 	}
 	m.counters.MapsInstalled++
 	m.out.InstallMap(nm)

@@ -73,9 +73,13 @@ type Output interface {
 	// is called for every new map version, and again with the same version
 	// when only this host's routes changed.
 	InstallMap(m *nodemap.Map)
-	// SaveState persists s (hosts file, last map version). It is called
-	// before a new map version is used on the wire.
-	SaveState(s State)
+	// SaveState persists s (hosts file, last map version). With sync, s
+	// records a version this host made and is about to use on the wire
+	// (its CONFIG frames follow): SaveState returns once s is on disk, so
+	// that a restart never issues that version again. Without sync (a
+	// version another mapper made, installed here) the driver may write
+	// s later; a newer state replaces one not yet written.
+	SaveState(s State, sync bool)
 }
 
 // Mapper is the mapper's state machine for one unit (all its rails).

@@ -54,6 +54,7 @@ type simHost struct {
 	alive   bool
 	state   State
 	saved   int
+	synced  uint32         // the newest version a SaveState with sync recorded
 	maps    []*nodemap.Map // installed, in order
 	mod     func(*Config)
 	gen     int  // timer generation
@@ -158,9 +159,21 @@ func (h *simHost) Send(rail int, frame []byte) {
 	if rail < 0 || rail >= len(h.macs) {
 		n.t.Fatalf("%s: Send on rail %d", h.name, rail)
 	}
-	_, err := wire.ParseFrameCRC(frame, wire.EtherType)
+	fh, err := wire.ParseFrameCRC(frame, wire.EtherType)
 	if err != nil {
 		n.t.Fatalf("%s: sent a bad frame: %v", h.name, err)
+	}
+	if fh.Type() == wire.TypeConfig {
+		// A map version this host made goes on the wire only once the
+		// state that records it was saved with sync (SaveState); a
+		// table handed to a new leader (ConfigTable) makes none.
+		c, err := wire.ParseConfig(fh.Payload())
+		if err != nil {
+			n.t.Fatalf("%s: sent a bad CONFIG: %v", h.name, err)
+		}
+		if c.Flags&wire.ConfigTable == 0 && c.MapperID == h.macs[0] && c.MapVersion > h.synced {
+			n.t.Fatalf("%s: sent the CONFIG of its version %d before a SaveState with sync recorded it (last synced %d)", h.name, c.MapVersion, h.synced)
+		}
 	}
 	if [6]byte(frame[6:12]) != h.macs[rail] {
 		n.t.Fatalf("%s: rail %d frame from %x", h.name, rail, frame[6:12])
@@ -244,7 +257,10 @@ func (h *simHost) InstallMap(m *nodemap.Map) {
 }
 
 // SaveState implements Output.
-func (h *simHost) SaveState(s State) {
+func (h *simHost) SaveState(s State, sync bool) {
+	if sync {
+		h.synced = max(h.synced, s.LastVersion)
+	}
 	if len(h.n.hosts) > 300 {
 		// The round trip costs O(hosts) per map on every host: the
 		// smaller simulations check it.

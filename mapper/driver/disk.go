@@ -18,10 +18,9 @@ import (
 // host again. Only the newest map and state wait to be written; an older
 // one not yet written is skipped.
 //
-// The hosts file must be on disk before a version it records is used on
-// the wire (mapper.Output.SaveState): the Driver calls flushState before
-// it sends a CONFIG frame, the first frame that carries a version this
-// host made.
+// A hosts file that records a version this host made must be on disk
+// before the version is used on the wire (mapper.Output.SaveState with
+// sync): SaveState then writes it itself (flushState).
 type diskWriter struct {
 	log                *slog.Logger
 	mapPath, statePath string
@@ -83,13 +82,6 @@ func (w *diskWriter) poke() {
 	case w.wake <- struct{}{}:
 	default:
 	}
-}
-
-// statePending reports whether a state waits to be written.
-func (w *diskWriter) statePending() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.state != nil
 }
 
 // flushState writes the pending state now, on the caller's goroutine,

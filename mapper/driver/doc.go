@@ -28,9 +28,10 @@
 //     (nodemap.WriteFile), where ports read it, and persists the core's
 //     state (hosts table with node ids, last map version) to the hosts
 //     file, atomically as well, on a goroutine of its own so that it
-//     never waits for the disk (diskWriter): the hosts file is written
-//     before a CONFIG frame leaves, the map file soon after it is
-//     installed;
+//     never waits for the disk (diskWriter), except for a hosts file that
+//     records a version this host made, written before SaveState returns
+//     (the version's CONFIG frames follow); the map file is written soon
+//     after it is installed;
 //   - it answers for ports that are not open (see below).
 //
 // # Why it polls

@@ -630,11 +630,6 @@ func (o output) Send(rail int, frame []byte) {
 	if rail < 0 || rail >= len(d.rails) || d.rails[rail].lk == nil {
 		return
 	}
-	// A CONFIG may carry a version this host just made: the hosts file
-	// that records it goes to disk first.
-	if h, err := wire.ParseFrame(frame, d.cfg.EtherType); err == nil && h.Type() == wire.TypeConfig && d.disk.statePending() {
-		d.disk.flushState()
-	}
 	if err := d.rails[rail].lk.Send(frame); err != nil {
 		d.sendErrors++
 		if d.sendErrors&(d.sendErrors-1) == 0 { // 1, 2, 4, 8...: not a flood
@@ -655,8 +650,11 @@ func (o output) InstallMap(m *nodemap.Map) {
 		"hosts", m.Len(), "routes", len(m.Routes()), "node_id", d.selfID)
 }
 
-func (o output) SaveState(s mapper.State) {
+func (o output) SaveState(s mapper.State, sync bool) {
 	o.d.disk.saveState(s.Marshal())
+	if sync {
+		o.d.disk.flushState()
+	}
 }
 
 func (d *Driver) macs() []nodemap.MAC {

@@ -61,7 +61,7 @@ func (f *fakeCore) Input(now mapper.Time, rail int, frame []byte) {
 
 func (f *fakeCore) Tick(now mapper.Time) {
 	if f.next == 0 && f.m != nil {
-		f.out.SaveState(mapper.State{LastVersion: f.m.Version})
+		f.out.SaveState(mapper.State{LastVersion: f.m.Version}, false)
 		f.out.InstallMap(f.m)
 	}
 	for r, mac := range f.cfg.MACs {
@@ -195,11 +195,10 @@ func TestLogChangesNewConfiguredMap(t *testing.T) {
 	}
 }
 
-// TestStateBeforeConfig: the hosts file is written off the Driver's
-// goroutine, except that a state waiting to be written goes to disk before
-// a CONFIG frame (which may carry the version it records) is sent; a SCOUT
-// does not wait for it.
-func TestStateBeforeConfig(t *testing.T) {
+// TestStateSync: the hosts file is written off the Driver's goroutine,
+// except a state saved with sync (a version this host made, whose CONFIG
+// follows), which is on disk when SaveState returns.
+func TestStateSync(t *testing.T) {
 	dir := t.TempDir()
 	hosts := filepath.Join(dir, "lib", "hosts")
 	hub := linktest.NewHub()
@@ -208,21 +207,13 @@ func TestStateBeforeConfig(t *testing.T) {
 		rails: []*rail{{name: "eth0", mac: hostMACs[0], lk: lk}}}
 	d.disk = newDiskWriter(d.log, filepath.Join(dir, "map"), hosts) // its goroutine is not running
 	o := output{d}
-	o.SaveState(mapper.State{LastVersion: 7})
-	frame := func(typ wire.Type) []byte {
-		hf := wire.HeaderFields{Type: typ, TargetPort: MapperPort, SourcePort: MapperPort}
-		return wire.AppendFrame(nil, wire.Broadcast, hostMACs[0], wire.EtherType, &hf, []byte("x"))
-	}
-	o.Send(0, frame(wire.TypeScout))
+	o.SaveState(mapper.State{LastVersion: 7}, false)
 	if _, err := os.Stat(hosts); err == nil {
-		t.Fatal("a SCOUT waited for the hosts file")
+		t.Fatal("a state saved without sync was written on the Driver's goroutine")
 	}
-	o.Send(0, frame(wire.TypeConfig))
+	o.SaveState(mapper.State{LastVersion: 8}, true)
 	s, err := loadState(hosts)
-	if err != nil || s.LastVersion != 7 {
-		t.Fatalf("hosts file after a CONFIG was sent: %+v, %v; want version 7", s, err)
-	}
-	if lk.Stats().TxFrames != 2 {
-		t.Fatalf("%d frames sent, want 2", lk.Stats().TxFrames)
+	if err != nil || s.LastVersion != 8 {
+		t.Fatalf("hosts file after a SaveState with sync: %+v, %v; want version 8", s, err)
 	}
 }
