@@ -139,9 +139,9 @@ type Port struct {
 	// waiting: the application is inside link.Wait (written with mu
 	// held; the progress goroutine reads it without mu).
 	waiting atomic.Bool
-	// sentDeferred: a SENT_TOKENS event was moved behind a receive event
-	// and must not be moved again (see nextEventLocked).
-	sentDeferred bool
+	// sentDefers: how many receive events in a row the queued
+	// SENT_TOKENS event let pass (see nextEventLocked).
+	sentDefers int
 
 	alarms      []*Alarm
 	alarmQueued bool
@@ -857,15 +857,19 @@ func (p *Port) settleLocked(now time.Duration, got int) {
 }
 
 func (p *Port) nextEventLocked(now time.Duration) *Event {
-	// A SENT_TOKENS event queued ahead of a receive event yields its place
-	// once: a reply carries the ack of the request it answers, and the
-	// receive is what the application waits for.
-	if ev := p.eng.PeekEvent(); ev != nil && ev.Type == proto.EventSentTokens && !p.sentDeferred && p.eng.SwapFirstEvents() {
-		p.sentDeferred = true
+	// A SENT_TOKENS event queued ahead of a receive event lets it pass:
+	// the receive is what the application waits for (a reply, whose frame
+	// acknowledged the request), and the completions then run in a later
+	// poll, usually one that finds nothing else. It does so while the port
+	// has a free send token (an application out of tokens waits for these
+	// completions) and at most maxSentDefers times in a row.
+	if ev := p.eng.PeekEvent(); ev != nil && ev.Type == proto.EventSentTokens && p.sentDefers < maxSentDefers &&
+		p.eng.SendTokens().Free() > 0 && p.eng.SwapFirstEvents() {
+		p.sentDefers++
 	}
 	if ev := p.eng.TakeEvent(); ev != nil {
 		if ev.Type == proto.EventSentTokens {
-			p.sentDeferred = false
+			p.sentDefers = 0
 		}
 		// The engine's event stays valid until the next TakeEvent, which
 		// only the next receive call makes: a FAST message is not copied
@@ -893,6 +897,11 @@ func (p *Port) nextEventLocked(now time.Duration) *Event {
 	}
 	return nil
 }
+
+// maxSentDefers bounds how many receive events in a row a SENT_TOKENS event
+// lets pass (see nextEventLocked): the completions' callbacks run at most
+// that many receive events late.
+const maxSentDefers = 8
 
 func (p *Port) noEvent() *Event {
 	p.cur = Event{Type: NoRecvEvent}

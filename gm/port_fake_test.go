@@ -693,3 +693,102 @@ func TestFakeFastMessageHeld(t *testing.T) {
 		b.Unknown(&ev)
 	}
 }
+
+// TestFakeSentTokensYield: a SENT_TOKENS event queued ahead of a receive
+// event lets it pass, at most 8 times in a row (maxSentDefers), and only
+// while the port has a free send token.
+func TestFakeSentTokensYield(t *testing.T) {
+	for _, tokens := range []int{1, 4} {
+		t.Run(fmt.Sprintf("tokens=%d", tokens), func(t *testing.T) {
+			n := newFakeNet(t, 2, 1)
+			pa := n.open(t, 0, 2, func(c *gm.Config) { c.SendTokens = tokens })
+			pb := n.open(t, 1, 4, nil)
+			size := gm.MinSizeForLength(8)
+			for _, p := range []*gm.Port{pa, pb} {
+				for i := 0; i < 16; i++ {
+					if err := p.ProvideReceiveBuffer(make([]byte, 8), size, gm.HighPriority, 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			send := func(from, to *gm.Port, port int) {
+				t.Helper()
+				if err := from.SendWithCallback([]byte("yieldmsg"), size, 8, gm.HighPriority, to.NodeID(), port, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// next returns the type of p's next event; a receive event's
+			// buffer is provided again, a SENT_TOKENS event is handled.
+			next := func(p *gm.Port) gm.EventType {
+				t.Helper()
+				for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+					e := p.Receive()
+					if e.Type == gm.NoRecvEvent {
+						continue
+					}
+					ty := e.Type
+					p.Unknown(e)
+					return ty
+				}
+				t.Fatal("no event within 10 s")
+				return 0
+			}
+			// A first message from pb opens its session to pa. Then pb
+			// acknowledges pa's message (its progress goroutine sends the
+			// ack once the message was taken): pa's SENT_TOKENS event is
+			// queued.
+			// recv polls p until a receive event (a SENT_TOKENS event
+			// of the sessions' set-up may come first).
+			recv := func(p *gm.Port) {
+				t.Helper()
+				for ty := next(p); !ty.IsRecv(); ty = next(p) {
+					if ty != gm.SentTokensEvent {
+						t.Fatalf("event %v, want a receive", ty)
+					}
+				}
+			}
+			send(pb, pa, 2)
+			recv(pa)
+			send(pa, pb, 4)
+			recv(pb)
+			for end := time.Now().Add(10 * time.Second); !pa.ReceivePending(); time.Sleep(50 * time.Microsecond) {
+				if time.Now().After(end) {
+					t.Fatal("pa: no SENT_TOKENS event within 10 s")
+				}
+			}
+			// sent sends a message from pb to pa and waits until it left
+			// pb (it may wait for pa's ack of the one before, which pa's
+			// progress goroutine sends): pa's next poll reads it.
+			sent := func() {
+				t.Helper()
+				before := pb.LinkStats().TxFrames
+				send(pb, pa, 2)
+				for end := time.Now().Add(10 * time.Second); pb.LinkStats().TxFrames == before; time.Sleep(50 * time.Microsecond) {
+					if time.Now().After(end) {
+						t.Fatal("pb's message not sent within 10 s")
+					}
+				}
+			}
+			passes := 8
+			if tokens == 1 {
+				passes = 0 // pa's only token waits in the completion
+			}
+			for i := 0; i <= passes; i++ {
+				sent()
+				ty := next(pa)
+				if i < passes && !ty.IsRecv() {
+					t.Fatalf("message %d behind the SENT_TOKENS event: event %v, want it to pass (%d in a row)", i+1, ty, passes)
+				}
+				if i == passes && ty != gm.SentTokensEvent {
+					t.Fatalf("message %d behind the SENT_TOKENS event: event %v, want SENT_TOKENS first", i+1, ty)
+				}
+			}
+			if ty := next(pa); !ty.IsRecv() {
+				t.Fatalf("after SENT_TOKENS: event %v, want the message", ty)
+			}
+			if free := pa.FreeSendTokens(); free != tokens {
+				t.Fatalf("%d free send tokens, want %d", free, tokens)
+			}
+		})
+	}
+}
