@@ -66,3 +66,55 @@ func TestReplyEventBeforeSentTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestSwapFirstEvents: a receive event queued behind a SENT_TOKENS event
+// passes it with its fields and FAST bytes, and the SENT_TOKENS event
+// stays queued behind it; with fewer than two events nothing moves.
+func TestSwapFirstEvents(t *testing.T) {
+	var now Time = time.Second
+	a, b := wiredPair(&now)
+	for _, e := range []*Engine{a, b} {
+		for i := 0; i < 2; i++ {
+			if err := e.Provide(make([]byte, 8), 4, 1, 9); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if a.SwapFirstEvents() {
+		t.Fatal("passed with an empty queue")
+	}
+	// a's message, acknowledged by b on its own once b took it.
+	if err := a.Send(now, []byte("request"), 4, 7, 1, 2, 2, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.Tick(now)
+	if ev := b.TakeEvent(); ev == nil || ev.Type != EventFastHighPeerRecv {
+		t.Fatalf("b: event %+v, want the request", ev)
+	}
+	now += time.Microsecond
+	b.Tick(now) // the ack, due once the request was taken
+	a.Tick(now)
+	if a.Pending() != 1 || a.PeekEvent().Type != EventSentTokens {
+		t.Fatalf("a: %d events, first %+v; want one SENT_TOKENS", a.Pending(), a.PeekEvent())
+	}
+	if a.SwapFirstEvents() {
+		t.Fatal("passed with one event queued")
+	}
+	if err := b.Send(now, []byte("message"), 4, 7, 1, 1, 2, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	a.Tick(now)
+	if !a.SwapFirstEvents() {
+		t.Fatal("the receive event did not pass the SENT_TOKENS event")
+	}
+	ev := a.TakeEvent()
+	if ev == nil || ev.Type != EventFastHighPeerRecv || string(ev.Fast[:ev.FastLen]) != "message" || ev.Tag != 9 || ev.Length != 7 || len(ev.Buffer) != 8 || ev.SenderNode != 2 {
+		t.Fatalf("first event %+v, want the message", ev)
+	}
+	if a.SwapFirstEvents() {
+		t.Fatal("passed with one event queued")
+	}
+	if ev := a.TakeEvent(); ev == nil || ev.Type != EventSentTokens || ev.Buffer != nil {
+		t.Fatalf("second event %+v, want the SENT_TOKENS event", ev)
+	}
+}
