@@ -19,8 +19,8 @@
 // The Mapper answers through Output: Send (a frame to transmit on a rail),
 // InstallMap (a new node map for this host, with this host's routes) and
 // SaveState (the hosts table and last map version; a version this host
-// made is on disk before it is used on the wire). Time is virtual: a Time is any monotonic
-// duration since an origin the driver chooses.
+// made is on disk before it is used on the wire). Time is virtual: a Time
+// is any monotonic duration since an origin the driver chooses.
 //
 // A Mapper is not safe for concurrent use.
 //

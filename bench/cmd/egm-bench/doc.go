@@ -69,6 +69,6 @@
 // (netpipe-tcp) only for tcp-pp: before it starts it checks the tools of
 // the measurements -only selected. It also needs either -bin with prebuilt
 // egm-floor, egm-linkperf and egm-gmperf or a Go toolchain to build them
-// (CGO_ENABLED=0) into the cluster's temporary directory. Namespaces and processes are
-// removed at the end, on error and on SIGINT/SIGTERM.
+// (CGO_ENABLED=0) into the cluster's temporary directory. Namespaces and
+// processes are removed at the end, on error and on SIGINT/SIGTERM.
 package main
