@@ -493,13 +493,14 @@ const freshUses = 16
 // round-trip samples); otherwise the coarse clock. An engine timer thus
 // runs late by at most a batch's worth of polls, or a tick. Any of these
 // times is taken before the drain, as drainLocked requires (the coarse
-// clock is never ahead of the clock).
-func (p *Port) pollClockLocked() time.Duration {
+// clock is never ahead of the clock). idle is what the poll found in the
+// rails (rail.Set.Idle).
+func (p *Port) pollClockLocked(idle bool) time.Duration {
 	now := p.clockLocked()
 	if a := p.nextAlarmLocked(); a != 0 && a-now <= progressTick {
 		return p.readClockLocked()
 	}
-	if d := p.eng.NextDeadline(); !p.rails.Idle() || d != 0 && d-now <= progressTick {
+	if d := p.eng.NextDeadline(); !idle || d != 0 && d-now <= progressTick {
 		if p.coarse {
 			return p.batchClockLocked()
 		}
@@ -815,10 +816,12 @@ func (p *Port) wakeLocked() {
 // pollLocked drains the link (unless a sleeper owns it), runs due timers
 // and returns the next event, or nil. A link that holds no frame
 // (rail.Set.Idle) is drained only once per progress tick (the rails'
-// maintenance runs in the drain); the timers run either way.
-func (p *Port) pollLocked(now time.Duration) *Event {
+// maintenance runs in the drain); the timers run either way. idle is
+// what the poll found in the rails (a frame that came since is read by the
+// next poll).
+func (p *Port) pollLocked(now time.Duration, idle bool) *Event {
 	if !p.waiting.Load() {
-		if t := p.ticks.Load(); t != p.drainTick || !p.rails.Idle() {
+		if t := p.ticks.Load(); t != p.drainTick || !idle {
 			p.drainTick = t
 			p.drainLocked(now)
 		} else {
@@ -942,7 +945,10 @@ func (p *Port) Receive() *Event {
 		return &p.cur
 	}
 	p.markPolled()
-	if p.quietPolls > 0 && p.quietTick == p.ticks.Load() && !p.waiting.Load() && p.eng.Pending() == 0 && p.rails.Idle() {
+	// One look at the rings serves the quiet answer, the clock and the
+	// drain.
+	idle := p.rails.Idle()
+	if idle && p.quietPolls > 0 && p.quietTick == p.ticks.Load() && !p.waiting.Load() && p.eng.Pending() == 0 {
 		// Nothing arrived since the last poll, which found nothing: no
 		// timer has to judge a peer's frame, and the timers may wait for
 		// a later poll. p.cur usually holds this answer already; it is
@@ -958,8 +964,8 @@ func (p *Port) Receive() *Event {
 	// The clock is read with the mutex held: a time taken before waiting
 	// for it would stamp what the drain reads as older than it is, and the
 	// engine's timers would judge the peer silent for longer than it was.
-	now := p.pollClockLocked()
-	e := p.pollLocked(now)
+	now := p.pollClockLocked(idle)
+	e := p.pollLocked(now, idle)
 	p.quietPolls = 0
 	if e == nil {
 		e = p.noEvent()
@@ -996,7 +1002,7 @@ func (p *Port) ReceivePending() bool {
 	if p.eng.Pending() == 0 && !p.waiting.Load() && !p.rails.Idle() {
 		p.drainLocked(p.readClockLocked())
 	}
-	return p.eng.Pending() > 0 || (!p.alarmQueued && p.alarmDueLocked(p.pollClockLocked()))
+	return p.eng.Pending() > 0 || (!p.alarmQueued && p.alarmDueLocked(p.pollClockLocked(p.rails.Idle())))
 }
 
 // SpinTime is how long BlockingReceive polls before it sleeps in the
