@@ -230,6 +230,8 @@ func (m *Mapper) SetRailUp(rail int, up bool, now Time) {
 // a liveness window after the losses stop, or once it has not been heard
 // for forgetIntervals, whichever comes first.
 func (m *Mapper) FramesLost(rail int, since, now Time) {
+	// since, the driver's previous look, converts with the stall time as
+	// it was then: clock may add a stall that began after it.
 	lost := m.lost
 	now = m.clock(now)
 	m.framesLost(rail, since-lost, now)

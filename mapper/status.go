@@ -132,17 +132,11 @@ func (m *Mapper) Status() Status {
 		s.Duplicates = append(ds, s.Duplicates...)
 		slices.SortFunc(s.Duplicates, func(a, b Duplicate) int { return strings.Compare(a.Kind+a.Value, b.Kind+b.Value) })
 	}
-	s.Counters = Counters{
-		FramesIn:      byType(&m.framesIn),
-		FramesOut:     byType(&m.framesOut),
-		Drops:         maps.Clone(m.counters.Drops),
-		Remaps:        m.counters.Remaps,
-		MapsInstalled: m.counters.MapsInstalled,
-		LeaderChanges: m.counters.LeaderChanges,
-		ConfigRetries: m.counters.ConfigRetries,
-		Stalls:        m.counters.Stalls,
-		LossWindows:   m.counters.LossWindows,
-	}
+	// The counters as kept, with the frame counts by type and a copy of
+	// the drops (the Mapper keeps counting into its own map).
+	s.Counters = m.counters
+	s.Counters.FramesIn, s.Counters.FramesOut = byType(&m.framesIn), byType(&m.framesOut)
+	s.Counters.Drops = maps.Clone(m.counters.Drops)
 	rail := map[nodemap.MAC]int{}
 	for r, mac := range m.cfg.MACs {
 		rail[mac] = r
@@ -165,9 +159,10 @@ func (m *Mapper) Status() Status {
 
 // Summary is Status without Rails, Routes and Counters, and without the
 // duplicates a follower finds among the hosts it hears (a follower's
-// Duplicates are only the unique ids claimed twice): what a driver logs several times a second, at a cost that does
-// not grow with the cluster (a follower's Status sorts every host it
-// hears, and formats thousands of strings for the routes).
+// Duplicates are only the unique ids claimed twice): what a driver logs
+// several times a second, at a cost that does not grow with the cluster
+// (a follower's Status sorts every host it hears, and formats thousands
+// of strings for the routes).
 func (m *Mapper) Summary() Status {
 	s := Status{
 		Host:       m.cfg.Host,
