@@ -987,14 +987,12 @@ func (e *Engine) pruneActive() {
 		e.active[j] = s
 		j++
 	}
-	if j < len(e.active) {
-		// Usually one stream leaves (a message acked): a store per
-		// pointer costs less than clear's call into the runtime.
-		for k := j; k < len(e.active); k++ {
-			e.active[k] = nil
-		}
-		e.active = e.active[:j]
+	// Usually one stream leaves (a message acked): a store per pointer
+	// costs less than clear's call into the runtime.
+	for k := j; k < len(e.active); k++ {
+		e.active[k] = nil
 	}
+	e.active = e.active[:j]
 }
 
 // newestUnacked returns the newest frame in flight on s that is neither
